@@ -1,0 +1,84 @@
+// Launcher: the one interface every way of running work implements (local processes, the
+// in-process thread pool, agents, Slurm steps, MPI, Kubernetes).
+//
+// Threading: all methods are called from the coordinator's thread only. Implementations may use
+// threads inside; results come back only through poll().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+#include "core/task_spec.hpp"
+#include "core/units.hpp"
+
+namespace chorus {
+
+struct LaunchRequest {
+  const TaskSpec* spec = nullptr;  // owned by the caller; valid until the final update is polled
+  std::uint32_t attempt = 1;       // 1 for the first try
+  std::string node;                // where placement put it
+  std::string workdir;             // absolute; already resolved from run and task
+  std::string stdout_path;         // files the task's output goes to (created/truncated)
+  std::string stderr_path;
+  KeyValues env;  // added on top of the launcher's environment and spec->env (CHORUS_* etc.)
+};
+
+// Opaque per launcher; never reused within one launcher's lifetime.
+using LaunchHandle = std::uint64_t;
+
+enum class UpdateKind : std::uint8_t {
+  exited,     // the process (or function) ended; exit_code / signal say how
+  timed_out,  // killed because spec->timeout passed
+  cancelled,  // killed because cancel() was called
+  lost,       // the launcher lost track of it (node gone); outcome unknown
+};
+
+const char* to_string(UpdateKind kind);
+
+struct StateUpdate {
+  TaskId task = kNoTask;
+  std::uint32_t attempt = 0;
+  UpdateKind kind = UpdateKind::exited;
+  int exit_code = 0;    // valid when kind == exited and signal == 0
+  int signal = 0;       // the signal that ended it, 0 if none
+  std::string message;  // why it failed, for the user ("killed by signal 9", an exception text)
+  double end_time = 0;  // wall seconds
+
+  bool succeeded() const { return kind == UpdateKind::exited && signal == 0 && exit_code == 0; }
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // Starts the work without waiting for it. A failure that happens before anything runs (the
+  // program does not exist, the cwd is missing) is returned here, with the OS's words
+  // ("./gen: No such file or directory"); the coordinator fails that attempt with it.
+  virtual Result<LaunchHandle> launch(const LaunchRequest& request) = 0;
+
+  // Appends every update that happened since the last call. Never blocks. Also where the launcher
+  // enforces timeouts and escalates cancellation (SIGTERM, then SIGKILL after the grace period), so
+  // the coordinator calls it at least by next_deadline().
+  virtual void poll(std::vector<StateUpdate>& out) = 0;
+
+  // Asks the work to stop; its final update (cancelled) comes through poll(). Idempotent; an
+  // unknown or finished handle is not an error.
+  virtual Status cancel(LaunchHandle handle) = 0;
+
+  // A file descriptor that becomes readable when poll() has something to return, or -1.
+  virtual int wait_fd() const { return -1; }
+
+  // When poll() must be called next even if wait_fd() stays quiet (a timeout, a kill grace).
+  virtual std::optional<TimePoint> next_deadline() const { return std::nullopt; }
+
+  // Number of launched tasks whose final update has not been polled yet.
+  virtual std::size_t in_flight() const = 0;
+};
+
+}  // namespace chorus

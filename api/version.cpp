@@ -1,0 +1,3 @@
+namespace chorus {
+const char* version() { return "0.1.0"; }
+}  // namespace chorus

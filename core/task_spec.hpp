@@ -1,0 +1,66 @@
+// TaskSpec: everything the runtime needs to know about one unit of work, whatever launches it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/resources.hpp"
+#include "core/status.hpp"
+#include "core/units.hpp"
+
+namespace chorus {
+
+// Dense index of a task inside its WorkflowGraph (tasks[id].id == id).
+using TaskId = std::uint32_t;
+inline constexpr TaskId kNoTask = ~TaskId{0};
+
+enum class TaskKind : std::uint8_t { executable, mpi, function, service };
+const char* to_string(TaskKind kind);
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// What to execute. Exactly one form is used: an argv (no shell) or a shell string run by
+// /bin/sh -c. Function tasks carry a callable instead (TaskSpec::fn).
+struct Command {
+  std::vector<std::string> argv;
+  std::string shell;
+
+  bool uses_shell() const { return argv.empty(); }
+  bool empty() const { return argv.empty() && shell.empty(); }
+  // A human-readable one-line form (argv elements joined by spaces, quoted when needed).
+  std::string display() const;
+};
+
+// The body of a function task. Runs on the in-process launcher's thread pool; a non-ok Status or
+// an escaping exception fails the task with its message.
+using TaskFunction = std::function<Status()>;
+
+struct TaskSpec {
+  TaskId id = kNoTask;
+  std::string name;  // unique in its workflow; sweep members are "base[var=value,...]"
+  TaskKind kind = TaskKind::executable;
+  std::string user;  // owner for fair-share policies; empty = the workflow's user
+  Resources per_rank{1, 0, 0};
+  int ranks = 1;
+  Command cmd;
+  TaskFunction fn;
+  KeyValues env;             // extra environment, on top of the coordinator's
+  KeyValues params;          // sweep variables (also exported to the task's environment)
+  std::string workdir;       // empty = the run's working directory
+  Duration timeout{0};       // 0 = no limit
+  int retries = 0;           // extra attempts after the first failure
+  std::vector<std::string> outputs;
+  std::vector<TaskId> after;  // dependencies: ids of tasks that must succeed first
+
+  Resources total() const { return per_rank * ranks; }
+};
+
+// A 64-bit fingerprint of what the task does (kind, command, env, params, workdir, resources).
+// Resume reruns a task whose fingerprint changed even if it had succeeded. Function tasks hash
+// their name only: their body cannot be compared.
+std::uint64_t spec_fingerprint(const TaskSpec& spec);
+
+}  // namespace chorus

@@ -1,0 +1,22 @@
+// Small text helpers for user-facing messages.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chorus {
+
+// Levenshtein distance (bytes).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word` if it is close enough to be a likely typo, else "".
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" — ready to append to an error message.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
+
+}  // namespace chorus

@@ -1,0 +1,107 @@
+// StateStore: the run journal. Every task transition is appended here before it is acted on, so a
+// coordinator killed at any instant can be resumed without losing or repeating finished work.
+//
+// Threading: one StateStore object per thread. Several processes may open the same store (a
+// running `chorus run` writes while `chorus status` reads); writers are serialised by the
+// database, readers never block the writer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+#include "core/task_spec.hpp"
+#include "core/task_state.hpp"
+
+namespace chorus {
+
+enum class RunStatus : std::uint8_t { running, succeeded, failed, cancelled, interrupted };
+const char* to_string(RunStatus s);
+std::optional<RunStatus> parse_run_status(std::string_view text);
+
+struct RunInfo {
+  std::string id;             // "<workflow name>-<n>", unique in the store
+  std::string workflow_name;
+  std::string workflow_path;  // absolute path of the file, empty for embedded runs
+  std::string workdir;        // absolute
+  RunStatus status = RunStatus::running;
+  double created = 0;  // wall seconds
+  double updated = 0;
+  std::int64_t total_tasks = 0;
+  std::int64_t coordinator_pid = 0;  // of the process driving it now (0 when none)
+  std::string host;
+};
+
+// One journaled transition. `name` must stay valid for the duration of append().
+struct TaskEvent {
+  TaskId task = kNoTask;
+  std::string_view name;
+  std::uint32_t attempt = 0;
+  TaskState state = TaskState::pending;
+  double time = 0;  // wall seconds
+  int exit_code = 0;
+  std::uint64_t fingerprint = 0;
+  std::string detail;  // failure message, node, ...; usually empty
+};
+
+// A journaled event as read back.
+struct EventRecord {
+  std::int64_t seq = 0;
+  TaskId task = kNoTask;
+  std::string name;
+  std::uint32_t attempt = 0;
+  TaskState state = TaskState::pending;
+  double time = 0;
+  int exit_code = 0;
+  std::uint64_t fingerprint = 0;
+  std::string detail;
+};
+
+// The last known state of one task, folded from its events.
+struct TaskRecord {
+  TaskId task = kNoTask;
+  std::string name;
+  TaskState state = TaskState::pending;
+  std::uint32_t attempt = 0;
+  int exit_code = 0;
+  std::uint64_t fingerprint = 0;
+  double first_start = 0;  // first 'running' event, 0 if never started
+  double last_start = 0;
+  double end = 0;  // last terminal event, 0 if none
+  std::string detail;
+};
+
+struct RunState {
+  RunInfo info;
+  std::vector<TaskRecord> tasks;  // in task-id order; only tasks that have events
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+
+  // Registers a new run; fills in info.id ("<workflow_name>-<n>") and returns it.
+  virtual Result<RunInfo> create_run(RunInfo info) = 0;
+  virtual Status update_run(const RunInfo& info) = 0;
+  // Exact id, or a unique prefix of one, or "latest".
+  virtual Result<RunInfo> find_run(std::string_view id) = 0;
+  // The newest run of the given workflow file (absolute path), if any.
+  virtual Result<RunInfo> latest_run_of(std::string_view workflow_path) = 0;
+  virtual Result<std::vector<RunInfo>> list_runs() = 0;
+
+  // Appends the events in one transaction: all are durable (to the OS) when it returns, or none.
+  virtual Status append(std::string_view run_id, std::span<const TaskEvent> events) = 0;
+  virtual Result<RunState> replay(std::string_view run_id) = 0;
+  virtual Result<std::vector<EventRecord>> events(std::string_view run_id) = 0;
+};
+
+// Opens (creating if needed) the SQLite journal at `path` in WAL mode.
+// Errors: io_error with SQLite's message and the path.
+Result<std::unique_ptr<StateStore>> open_sqlite_store(const std::string& path);
+
+}  // namespace chorus

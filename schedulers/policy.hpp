@@ -1,0 +1,71 @@
+// The scheduler's plug-in points: which task next (QueuePolicy) and where it runs
+// (PlacementPolicy).
+//
+// Contract for every policy: a pure function of its inputs. No I/O, no threads, no wall clock;
+// time comes in as arguments. The live coordinator and the simulator call the same objects.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "core/node_info.hpp"
+#include "core/task_spec.hpp"
+#include "core/task_state.hpp"
+#include "core/units.hpp"
+
+namespace chorus {
+
+struct NodeView {
+  const NodeInfo* info = nullptr;
+  Resources free;   // capacity minus what running tasks hold
+  int running = 0;  // tasks running there
+};
+
+struct ClusterView {
+  std::span<const NodeView> nodes;
+  TimePoint now;
+};
+
+// Orders ready tasks. The coordinator calls on_ready when a task's dependencies are done, next()
+// to ask which task should be placed now (it stays queued), and on_start when it was placed (the
+// policy removes it). remove() takes out a queued task that will not run (cancelled).
+class QueuePolicy {
+ public:
+  virtual ~QueuePolicy() = default;
+  virtual std::string_view name() const = 0;
+  virtual void on_ready(const TaskSpec& task, TimePoint now) = 0;
+  virtual std::optional<TaskId> next(const ClusterView& cluster) = 0;
+  virtual void on_start(const TaskSpec& task, TimePoint now) = 0;
+  virtual void on_finish(const TaskSpec& /*task*/, TaskState /*outcome*/, Duration /*ran_for*/,
+                         TimePoint /*now*/) {}
+  virtual void remove(TaskId task) = 0;
+  virtual std::size_t size() const = 0;
+};
+
+enum class Fit : std::uint8_t {
+  now,    // fits in the node's free resources
+  later,  // fits in its capacity once others finish
+  never,  // can never fit on this node
+};
+
+// Chooses a node for a task: filter() rules nodes in or out, score() ranks the ones that fit now
+// (highest wins; ties go to the first node).
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  virtual std::string_view name() const = 0;
+  virtual Fit filter(const TaskSpec& task, const NodeView& node) const = 0;
+  virtual double score(const TaskSpec& task, const NodeView& node) const = 0;
+};
+
+// The resource check most placement filters start from.
+inline Fit fit_by_resources(const TaskSpec& task, const NodeView& node) {
+  Resources need = task.total();
+  if (need.fits_in(node.free)) return Fit::now;
+  if (need.fits_in(node.info->capacity)) return Fit::later;
+  return Fit::never;
+}
+
+}  // namespace chorus
