@@ -52,6 +52,8 @@ struct TaskSpec {
   std::string workdir;       // empty = the run's working directory
   Duration timeout{0};       // 0 = no limit
   int retries = 0;           // extra attempts after the first failure
+  Duration estimate{0};      // expected runtime when known (user, trace, history); 0 = unknown
+  std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<TaskId> after;  // dependencies: ids of tasks that must succeed first
 

@@ -1,0 +1,26 @@
+// How a `chorus` subcommand plugs in: one file per subcommand defines a function that adds it to
+// the CLI11 app, and registers that function with a static CommandRegistrar.
+//
+//   static const CommandRegistrar reg{"validate", add_validate_command};
+//
+// A subcommand reports failure by throwing CLI::RuntimeError(exit_code) from its callback after
+// printing its message to stderr; main() turns that into the exit status.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace chorus::cli {
+
+using AddCommand = std::function<void(CLI::App& app)>;
+
+struct CommandRegistrar {
+  CommandRegistrar(std::string name, AddCommand add);
+};
+
+// All registered commands, sorted by name (so `chorus --help` lists them alphabetically).
+std::vector<std::pair<std::string, AddCommand>>& registered_commands();
+
+}  // namespace chorus::cli
