@@ -1,0 +1,74 @@
+// Coordinator: runs one WorkflowGraph to completion on one event loop.
+//
+// Each loop round: fold launcher updates into task states, move tasks whose dependencies are done
+// to the queue policy, place what fits (queue policy picks, placement policy chooses the node),
+// journal every transition of the round in ONE StateStore::append, and only then launch. So a
+// coordinator killed at any instant resumes from the journal without repeating finished work, and
+// journaling costs one transaction per round, not one per task.
+//
+// Threading: run() blocks the calling thread; every other method of the policies, launchers and
+// store is called from it. Cancellation comes in through a CancelToken.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "adapters/launcher.hpp"
+#include "core/node_info.hpp"
+#include "core/workflow_graph.hpp"
+#include "runtime/cancel_token.hpp"
+#include "runtime/run_observer.hpp"
+#include "runtime/store/state_store.hpp"
+#include "schedulers/policy.hpp"
+
+namespace chorus {
+
+// Which launcher runs each TaskKind (indexed by the enum's value); nullptr = kind not supported.
+using LauncherTable = std::array<Launcher*, 4>;
+
+struct CoordinatorOptions {
+  std::string log_dir;  // absolute; task stdout/stderr go to <log_dir>/<task>.<attempt>.{out,err}
+  bool fail_fast = false;  // after the first task fails for good, start nothing new
+  Duration tick_interval = std::chrono::milliseconds(250);  // RunObserver::on_progress cadence
+  // Most tasks of one launcher handed over at once (its queue depth); bounds how many tasks a
+  // launcher that queues internally (the function pool) holds as "running".
+  std::size_t max_in_flight_per_launcher = 4096;
+};
+
+struct FailedTask {
+  std::string name;
+  TaskState state = TaskState::failed;
+  std::string message;
+  std::string stderr_path;  // empty for function tasks
+};
+
+struct RunSummary {
+  RunStatus status = RunStatus::succeeded;
+  Progress progress;
+  std::vector<FailedTask> failures;  // failed or timed out for good, in the order they ended
+};
+
+class Coordinator {
+ public:
+  // All references must outlive run(). `nodes` is the cluster the placement policy sees.
+  Coordinator(const WorkflowGraph& graph, StateStore& store, std::string run_id,
+              std::vector<NodeInfo> nodes, QueuePolicy& queue, PlacementPolicy& placement,
+              LauncherTable launchers, CoordinatorOptions options, CancelToken* cancel = nullptr,
+              RunObserver* observer = nullptr);
+  ~Coordinator();
+
+  // Runs until every task is terminal, or cancellation finished. `previous` (may be null) is the
+  // replayed journal of an earlier session of the same run: tasks that succeeded there with the
+  // same spec fingerprint are not run again. Errors: io_error when the journal cannot be written
+  // (the run stops: nothing is launched that was not journaled), invalid_argument when a task's
+  // kind has no launcher.
+  Result<RunSummary> run(const RunState* previous);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace chorus
