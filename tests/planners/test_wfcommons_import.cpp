@@ -1,0 +1,155 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+#include "workflows/wfcommons_export.hpp"
+#include "workflows/wfcommons_reader.hpp"
+
+using namespace chorus;
+
+namespace {
+
+const std::string kData = std::string(CHORUS_SOURCE_DIR) + "/../shared/data/wfcommons/";
+
+// A minimal 1.5 instance: a -> b, a -> c; `extra` is spliced into b's specification entry.
+std::string v15(const std::string& b_parents = R"("parents": ["a"])",
+                const std::string& c_runtime = R"("runtimeInSeconds": 3.0)",
+                const std::string& version = "1.5") {
+  return R"({"name": "tiny", "schemaVersion": ")" + version + R"(", "workflow": {
+    "specification": {
+      "tasks": [
+        {"name": "a", "id": "a", "parents": [], "children": ["b", "c"],
+         "inputFiles": [], "outputFiles": ["f1"]},
+        {"name": "b", "id": "b", )" +
+         b_parents + R"(, "children": [],
+         "inputFiles": ["f1"], "outputFiles": []},
+        {"name": "c", "id": "c", "parents": ["a"], "children": [],
+         "inputFiles": ["f1"], "outputFiles": []}],
+      "files": [{"id": "f1", "sizeInBytes": 2048}]},
+    "execution": {"makespanInSeconds": 5, "executedAt": "x", "machines": [],
+      "tasks": [
+        {"id": "a", "runtimeInSeconds": 1.5, "coreCount": 4, "memoryInBytes": 3000000},
+        {"id": "b", "runtimeInSeconds": 2.0},
+        {"id": "c", )" +
+         c_runtime + R"(}]}}})";
+}
+
+}  // namespace
+
+TEST_CASE("Planners.WfCommons.ImportsEveryBundledInstanceWithReadmeCounts") {
+  struct Expect {
+    const char* file;
+    std::size_t tasks;
+    std::size_t edges;
+  };
+  const Expect table[] = {
+      {"srasearch-chameleon-10a-001.json", 22, 30},
+      {"blast-chameleon-small-001.json", 43, 120},
+      {"cycles-chameleon-1l-1c-9p-001.json", 67, 97},
+      {"seismology-chameleon-100p-001.json", 101, 100},
+      {"montage-chameleon-2mass-015d-001.json", 310, 798},
+      {"1000genome-chameleon-22ch-250k-001.json", 902, 1166},
+      {"epigenomics-chameleon-ilmn-5seq-50k-001.json", 1397, 1737},
+  };
+  for (const auto& e : table) {
+    CAPTURE(e.file);
+    auto inst = read_wfcommons_file(kData + e.file);
+    REQUIRE_MESSAGE(inst.ok(), inst.status().message());
+    CHECK(inst->schema_version == "1.5");
+    CHECK(inst->graph.tasks.size() == e.tasks);
+    CHECK(inst->edge_count == e.edges);
+    std::size_t after_total = 0;
+    for (const auto& t : inst->graph.tasks) {
+      after_total += t.after.size();
+      CHECK(t.per_rank.cores >= 1);
+      CHECK(t.estimate.count() >= 0);
+    }
+    CHECK(after_total == e.edges);
+    CHECK(validate_graph(inst->graph).ok());
+  }
+}
+
+TEST_CASE("Planners.WfCommons.ReadsFieldsOfATinyInstance") {
+  auto inst = parse_wfcommons(v15(), "tiny.json");
+  REQUIRE_MESSAGE(inst.ok(), inst.status().message());
+  const auto& g = inst->graph;
+  REQUIRE(g.tasks.size() == 3);
+  CHECK(g.tasks[0].per_rank.cores == 4);
+  CHECK(g.tasks[0].per_rank.memory_mb == 3);  // 3,000,000 bytes rounded up to whole MiB
+  CHECK(g.tasks[1].per_rank.cores == 1);      // coreCount absent: 1
+  CHECK(std::chrono::duration<double>(g.tasks[0].estimate).count() == doctest::Approx(1.5));
+  CHECK(g.tasks[1].after == std::vector<TaskId>{0});
+  CHECK(g.tasks[0].outputs == std::vector<std::string>{"f1"});
+  CHECK(inst->file_size.at("f1") == 2048);
+  CHECK(g.tasks[2].cmd.argv == std::vector<std::string>{"sleep", "3"});
+}
+
+TEST_CASE("Planners.WfCommons.DerivesEdgesFromFilesWhenParentsAbsent") {
+  auto inst = parse_wfcommons(v15(R"("x": 0)"), "tiny.json");
+  REQUIRE_MESSAGE(inst.ok(), inst.status().message());
+  CHECK(inst->graph.tasks[1].after == std::vector<TaskId>{0});  // f1's producer
+  CHECK(inst->edge_count == 2);
+}
+
+TEST_CASE("Planners.WfCommons.RejectsBadInput") {
+  SUBCASE("unknown parent") {
+    auto r = parse_wfcommons(v15(R"("parents": ["zz"])"), "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() == "w.json: task 'b' names unknown parent 'zz'");
+  }
+  SUBCASE("cycle") {
+    // b after c and c after b.
+    std::string text = v15(R"("parents": ["c"])");
+    const std::string c_entry = R"("id": "c", "parents": ["a"])";
+    text.replace(text.find(c_entry), c_entry.size(), R"("id": "c", "parents": ["b"])");
+    auto r = parse_wfcommons(text, "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("dependency cycle") != std::string::npos);
+  }
+  SUBCASE("missing runtime") {
+    auto r = parse_wfcommons(v15(R"("parents": ["a"])", R"("coreCount": 1)"), "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("task 'c' has no runtimeInSeconds") != std::string::npos);
+  }
+  SUBCASE("unknown schema version") {
+    auto r =
+        parse_wfcommons(v15(R"("parents": ["a"])", R"("runtimeInSeconds": 1)", "9.9"), "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("schema version '9.9' is not supported") != std::string::npos);
+  }
+  SUBCASE("bad JSON names line and byte") {
+    auto r = parse_wfcommons("{\n  \"name\": \"x\",\n  oops }", "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().rfind("w.json:3:", 0) == 0);
+    CHECK(r.status().message().find("at byte") != std::string::npos);
+  }
+  SUBCASE("unreadable file") {
+    auto r = read_wfcommons_file("/nonexistent/dir/x.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == ErrorCode::io_error);
+  }
+}
+
+TEST_CASE("Planners.WfCommons.ReadsTheOlderLayout") {
+  const std::string text = R"({"name": "old", "schemaVersion": "1.4", "workflow": {"tasks": [
+    {"name": "a", "id": "a", "parents": [], "runtimeInSeconds": 2, "cores": 2,
+     "files": [{"link": "output", "name": "f", "sizeInBytes": 10}]},
+    {"name": "b", "id": "b", "runtimeInSeconds": 1,
+     "files": [{"link": "input", "name": "f", "sizeInBytes": 10}]}]}})";
+  auto inst = parse_wfcommons(text, "old.json");
+  REQUIRE_MESSAGE(inst.ok(), inst.status().message());
+  CHECK(inst->graph.tasks[0].per_rank.cores == 2);
+  CHECK(inst->graph.tasks[1].after == std::vector<TaskId>{0});
+  CHECK(inst->graph.tasks[1].inputs == std::vector<std::string>{"f"});
+}
+
+TEST_CASE("Planners.WfCommons.ExportsSleepReplayYaml") {
+  auto inst = parse_wfcommons(v15(), "tiny.json");
+  REQUIRE(inst.ok());
+  const std::string yaml = wfcommons_to_yaml(inst->graph);
+  CHECK(yaml.find(R"(command: ["sleep", "1.5"])") != std::string::npos);
+  CHECK(yaml.find("estimate: 1.5s") != std::string::npos);
+  CHECK(yaml.find("cores: 4") != std::string::npos);
+  CHECK(yaml.find("after: [a]") != std::string::npos);
+}
