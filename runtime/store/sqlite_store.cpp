@@ -1,0 +1,740 @@
+#include "runtime/store/sqlite_store.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+namespace chorus {
+namespace {
+
+// 'CHRS': marks the file as ours in the SQLite header, so another application's database is
+// recognised before we touch its tables.
+constexpr std::int32_t kApplicationId = 0x43485253;
+constexpr int kSchemaVersion = 1;
+constexpr int kBusyTimeoutMs = 10'000;
+constexpr std::size_t kListedRuns = 10;
+
+// Schema v1. `runs.key` is the integer that events reference (cheaper than repeating the text id
+// in every event row and in the index). `stem`/`n` make "highest n for this name" one index probe.
+// The index on events(run) holds (run, rowid=seq), so the events of one run come back in seq order
+// without a sort and without visiting other runs' rows; appends touch its right edge only.
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs(
+  id              TEXT PRIMARY KEY,
+  key             INTEGER NOT NULL UNIQUE,
+  stem            TEXT NOT NULL,
+  n               INTEGER NOT NULL,
+  workflow_name   TEXT NOT NULL,
+  workflow_path   TEXT NOT NULL,
+  workdir         TEXT NOT NULL,
+  status          TEXT NOT NULL,
+  created         REAL NOT NULL,
+  updated         REAL NOT NULL,
+  total_tasks     INTEGER NOT NULL,
+  coordinator_pid INTEGER NOT NULL,
+  host            TEXT NOT NULL,
+  UNIQUE(stem, n)
+);
+CREATE INDEX IF NOT EXISTS runs_by_path ON runs(workflow_path, created);
+CREATE TABLE IF NOT EXISTS events(
+  seq         INTEGER PRIMARY KEY,
+  run         INTEGER NOT NULL,
+  task        INTEGER NOT NULL,
+  name        TEXT NOT NULL,
+  attempt     INTEGER NOT NULL,
+  state       TEXT NOT NULL,
+  time        REAL NOT NULL,
+  exit_code   INTEGER NOT NULL,
+  fingerprint INTEGER NOT NULL,
+  detail      TEXT
+);
+CREATE INDEX IF NOT EXISTS events_by_run ON events(run);
+)sql";
+
+constexpr const char* kRunColumns =
+    "id, workflow_name, workflow_path, workdir, status, created, updated, total_tasks, "
+    "coordinator_pid, host, key";
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string column_string(sqlite3_stmt* stmt, int col) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
+  if (text == nullptr) return {};
+  return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, col)));
+}
+
+std::string_view column_view(sqlite3_stmt* stmt, int col) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
+  if (text == nullptr) return {};
+  return {text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, col))};
+}
+
+// Binds text that must outlive the next step (SQLITE_STATIC). An empty view may have a null data()
+// pointer, which SQLite would store as NULL.
+void bind_text(sqlite3_stmt* stmt, int col, std::string_view text) {
+  sqlite3_bind_text(stmt, col, text.empty() ? "" : text.data(), static_cast<int>(text.size()),
+                    SQLITE_STATIC);
+}
+
+// Resets a statement when the scope ends, so a half-read SELECT never holds a read transaction
+// open (which would pin the WAL and stall checkpoints).
+class ResetGuard {
+ public:
+  explicit ResetGuard(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~ResetGuard() { sqlite3_reset(stmt_); }
+  ResetGuard(const ResetGuard&) = delete;
+  ResetGuard& operator=(const ResetGuard&) = delete;
+
+ private:
+  sqlite3_stmt* stmt_;
+};
+
+// The part of an id before "-<n>": the workflow name restricted to [A-Za-z0-9_.-], other
+// characters replaced by '_', separators trimmed at both ends; "run" when nothing is left.
+std::string id_stem(std::string_view workflow_name) {
+  std::string stem;
+  stem.reserve(workflow_name.size());
+  for (char c : workflow_name) {
+    const bool keep =
+        std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
+    // A multi-byte UTF-8 character becomes a single '_'.
+    if (keep) {
+      stem.push_back(c);
+    } else if (stem.empty() || stem.back() != '_') {
+      stem.push_back('_');
+    }
+  }
+  auto is_sep = [](char c) { return c == '_' || c == '.' || c == '-'; };
+  while (!stem.empty() && is_sep(stem.back())) stem.pop_back();
+  std::size_t first = 0;
+  while (first < stem.size() && is_sep(stem[first])) ++first;
+  stem.erase(0, first);
+  return stem.empty() ? std::string("run") : stem;
+}
+
+std::optional<std::int64_t> parse_run_number(std::string_view text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  std::int64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+std::string join_ids(const std::vector<RunInfo>& runs) {
+  std::string out;
+  for (const auto& r : runs) {
+    if (!out.empty()) out += ", ";
+    out += r.id;
+  }
+  return out;
+}
+
+Status not_a_journal(const std::string& path, std::string_view why) {
+  return io_error(path + " is not a Chorus journal (" + std::string(why) + ")");
+}
+
+// Runs a one-row PRAGMA or query on a connection that is not yet a SqliteStore. Returns the first
+// column of the first row as text (empty when there is no row).
+Result<std::string> query_text(sqlite3* db, const char* sql, int* error_code) {
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+  std::string out;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(raw);
+    if (rc == SQLITE_ROW) {
+      out = column_string(raw, 0);
+      rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+      rc = SQLITE_OK;
+    }
+  }
+  std::string message = rc == SQLITE_OK ? std::string() : sqlite3_errmsg(db);
+  sqlite3_finalize(raw);
+  *error_code = rc;
+  if (rc != SQLITE_OK) return internal_error(message);
+  return out;
+}
+
+// Repeats a PRAGMA that needs a lock (journal_mode) while another process holds it: SQLite does
+// not always route those through the busy handler.
+Result<std::string> query_text_waiting(sqlite3* db, const char* sql, int* error_code) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    auto r = query_text(db, sql, error_code);
+    if (r.ok() || (*error_code & 0xff) != SQLITE_BUSY ||
+        std::chrono::steady_clock::now() > deadline) {
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+Status exec_on(sqlite3* db, const char* sql, int* error_code) {
+  char* message = nullptr;
+  *error_code = sqlite3_exec(db, sql, nullptr, nullptr, &message);
+  if (*error_code == SQLITE_OK) return {};
+  std::string text = message != nullptr ? message : sqlite3_errmsg(db);
+  sqlite3_free(message);
+  return internal_error(text);
+}
+
+// Checks that `db` is a Chorus journal of a version we read, creating the schema in an empty file.
+Status check_or_create_schema(sqlite3* db, const std::string& path) {
+  int rc = SQLITE_OK;
+  auto fail = [&](const Status& s) {
+    if ((rc & 0xff) == SQLITE_NOTADB) return not_a_journal(path, s.message());
+    return io_error("cannot open journal " + path + ": " + s.message());
+  };
+  for (int round = 0; round < 2; ++round) {
+    auto app_id = query_text(db, "PRAGMA application_id", &rc);
+    if (!app_id.ok()) return fail(app_id.status());
+    auto objects = query_text(db, "SELECT count(*) FROM sqlite_schema", &rc);
+    if (!objects.ok()) return fail(objects.status());
+
+    if (*app_id == std::to_string(kApplicationId)) {
+      auto version = query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", &rc);
+      if (!version.ok() || version->empty()) {
+        return not_a_journal(path, "it has no schema version");
+      }
+      const auto v = parse_run_number(*version);
+      if (!v || *v < 1) return not_a_journal(path, "bad schema version '" + *version + "'");
+      if (*v > kSchemaVersion) {
+        return not_a_journal(path, "schema version " + *version +
+                                       " is newer than this build reads (" +
+                                       std::to_string(kSchemaVersion) + "); use a newer chorus");
+      }
+      return {};
+    }
+    if (*app_id != "0" || *objects != "0") {
+      return not_a_journal(path, "an SQLite database of another application");
+    }
+    if (round == 1) break;
+
+    // Empty file: create the schema unless another process did so since we looked.
+    if (auto s = exec_on(db, "BEGIN IMMEDIATE", &rc); !s.ok()) return fail(s);
+    auto again = query_text(db, "SELECT count(*) FROM sqlite_schema", &rc);
+    if (!again.ok()) {
+      Status s = fail(again.status());
+      int ignored = 0;
+      (void)exec_on(db, "ROLLBACK", &ignored);
+      return s;
+    }
+    if (*again == "0") {
+      const std::string setup = std::string(kSchema) +
+                                "INSERT INTO meta(key, value) VALUES('schema_version', '" +
+                                std::to_string(kSchemaVersion) + "');" +
+                                "PRAGMA application_id = " + std::to_string(kApplicationId) + ";";
+      if (auto s = exec_on(db, setup.c_str(), &rc); !s.ok()) {
+        int ignored = 0;
+        (void)exec_on(db, "ROLLBACK", &ignored);
+        return fail(s);
+      }
+    }
+    if (auto s = exec_on(db, "COMMIT", &rc); !s.ok()) {
+      int ignored = 0;
+      (void)exec_on(db, "ROLLBACK", &ignored);
+      return fail(s);
+    }
+  }
+  return not_a_journal(path, "its schema could not be read back");
+}
+
+}  // namespace
+
+void SqliteStore::StmtDeleter::operator()(sqlite3_stmt* stmt) const {
+  sqlite3_finalize(stmt);
+}
+
+SqliteStore::SqliteStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+SqliteStore::~SqliteStore() {
+  // Statements must be finalized before the connection closes.
+  begin_.reset();
+  commit_.reset();
+  rollback_.reset();
+  insert_event_.reset();
+  select_run_key_.reset();
+  select_run_by_id_.reset();
+  select_runs_.reset();
+  select_latest_.reset();
+  select_latest_of_.reset();
+  select_by_number_.reset();
+  select_by_prefix_.reset();
+  select_next_n_.reset();
+  insert_run_.reset();
+  update_run_.reset();
+  select_events_.reset();
+  sqlite3_close(db_);
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return io_error("cannot open journal: the path is empty");
+  const fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    return io_error("cannot open journal " + path + ": directory " + parent.string() +
+                    " does not exist");
+  }
+
+  sqlite3* db = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return io_error("cannot open journal " + path + ": " + message);
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db, path));
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+
+  // Reading the header first tells a foreign file apart before any PRAGMA tries to change it.
+  auto app_id = query_text(db, "PRAGMA application_id", &rc);
+  if (!app_id.ok()) {
+    if ((rc & 0xff) == SQLITE_NOTADB) return not_a_journal(path, app_id.status().message());
+    return io_error("cannot open journal " + path + ": " + app_id.status().message());
+  }
+  if (*app_id != "0" && *app_id != std::to_string(kApplicationId)) {
+    return not_a_journal(path, "an SQLite database of another application");
+  }
+  auto mode = query_text_waiting(db, "PRAGMA journal_mode = WAL", &rc);
+  if (!mode.ok()) {
+    return io_error("cannot open journal " + path +
+                    ": switching to WAL mode failed: " + mode.status().message());
+  }
+  if (auto s = store->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF"); !s.ok()) {
+    return s;
+  }
+  if (auto s = check_or_create_schema(db, path); !s.ok()) return s;
+  if (auto s = store->prepare_all(); !s.ok()) return s;
+  return store;
+}
+
+Status SqliteStore::error(std::string_view what) const {
+  return io_error(std::string(what) + ": " + sqlite3_errmsg(db_) + " (journal " + path_ + ")");
+}
+
+Status SqliteStore::exec(const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) == SQLITE_OK) return {};
+  std::string text = message != nullptr ? message : sqlite3_errmsg(db_);
+  sqlite3_free(message);
+  return io_error(std::string("journal ") + path_ + ": " + text);
+}
+
+Status SqliteStore::prepare_all() {
+  const std::string runs = kRunColumns;
+  const std::pair<Stmt*, std::string> statements[] = {
+      {&begin_, "BEGIN IMMEDIATE"},
+      {&commit_, "COMMIT"},
+      {&rollback_, "ROLLBACK"},
+      {&insert_event_,
+       "INSERT INTO events(run, task, name, attempt, state, time, exit_code, fingerprint, detail) "
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+      {&select_run_key_, "SELECT key FROM runs WHERE id = ?1"},
+      {&select_run_by_id_, "SELECT " + runs + " FROM runs WHERE id = ?1"},
+      {&select_runs_, "SELECT " + runs + " FROM runs ORDER BY created, key"},
+      {&select_latest_, "SELECT " + runs + " FROM runs ORDER BY created DESC, key DESC LIMIT 1"},
+      {&select_latest_of_, "SELECT " + runs +
+                               " FROM runs WHERE workflow_path = ?1"
+                               " ORDER BY created DESC, key DESC LIMIT 1"},
+      {&select_by_number_, "SELECT " + runs + " FROM runs WHERE n = ?1 ORDER BY key"},
+      {&select_by_prefix_,
+       "SELECT " + runs + " FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY key"},
+      {&select_next_n_,
+       "SELECT (SELECT coalesce(max(n), 0) + 1 FROM runs WHERE stem = ?1),"
+       " (SELECT coalesce(max(key), 0) + 1 FROM runs)"},
+      {&insert_run_,
+       "INSERT INTO runs(id, key, stem, n, workflow_name, workflow_path, workdir, status, created,"
+       " updated, total_tasks, coordinator_pid, host)"
+       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"},
+      {&update_run_,
+       "UPDATE runs SET workflow_name = ?2, workflow_path = ?3, workdir = ?4, status = ?5,"
+       " created = ?6, updated = ?7, total_tasks = ?8, coordinator_pid = ?9, host = ?10"
+       " WHERE id = ?1"},
+      {&select_events_,
+       "SELECT task, name, attempt, state, time, exit_code, fingerprint, detail, seq"
+       " FROM events WHERE run = ?1 ORDER BY seq"},
+  };
+  for (const auto& [slot, sql] : statements) {
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                           SQLITE_PREPARE_PERSISTENT, &raw, nullptr) != SQLITE_OK) {
+      return error("preparing '" + sql + "'");
+    }
+    slot->reset(raw);
+  }
+  return {};
+}
+
+Status SqliteStore::step_done(sqlite3_stmt* stmt, std::string_view what) {
+  const int rc = sqlite3_step(stmt);
+  Status s = rc == SQLITE_DONE ? Status{} : error(what);
+  sqlite3_reset(stmt);
+  return s;
+}
+
+void SqliteStore::rollback() {
+  // Nothing to do when SQLite already rolled the transaction back itself (e.g. on SQLITE_FULL).
+  if (sqlite3_get_autocommit(db_) != 0) return;
+  sqlite3_step(rollback_.get());
+  sqlite3_reset(rollback_.get());
+}
+
+Result<std::vector<RunInfo>> SqliteStore::query_runs(sqlite3_stmt* stmt, std::string_view what) {
+  ResetGuard guard(stmt);
+  std::vector<RunInfo> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    RunInfo info;
+    info.id = column_string(stmt, 0);
+    info.workflow_name = column_string(stmt, 1);
+    info.workflow_path = column_string(stmt, 2);
+    info.workdir = column_string(stmt, 3);
+    const auto status = column_view(stmt, 4);
+    const auto parsed = parse_run_status(status);
+    if (!parsed) {
+      return io_error("run '" + info.id + "' in journal " + path_ + " has unknown status '" +
+                      std::string(status) + "'");
+    }
+    info.status = *parsed;
+    info.created = sqlite3_column_double(stmt, 5);
+    info.updated = sqlite3_column_double(stmt, 6);
+    info.total_tasks = sqlite3_column_int64(stmt, 7);
+    info.coordinator_pid = sqlite3_column_int64(stmt, 8);
+    info.host = column_string(stmt, 9);
+    run_keys_.try_emplace(info.id, sqlite3_column_int64(stmt, 10));
+    out.push_back(std::move(info));
+  }
+  if (rc != SQLITE_DONE) return error(what);
+  return out;
+}
+
+Status SqliteStore::unknown_run(std::string_view id) {
+  auto all = query_runs(select_runs_.get(), "listing runs");
+  if (!all.ok()) return all.status();
+  std::string known;
+  if (all->empty()) {
+    known = "no runs yet";
+  } else if (all->size() <= kListedRuns) {
+    known = "runs: " + join_ids(*all);
+  } else {
+    const std::size_t older = all->size() - kListedRuns;
+    std::vector<RunInfo> newest(all->end() - static_cast<std::ptrdiff_t>(kListedRuns), all->end());
+    known = "runs: " + std::to_string(older) + " older, " + join_ids(newest);
+  }
+  return not_found("no run '" + std::string(id) + "' in " + path_ + " (" + known + ")");
+}
+
+Result<RunInfo> SqliteStore::run_by_id(std::string_view run_id) {
+  bind_text(select_run_by_id_.get(), 1, run_id);
+  auto runs = query_runs(select_run_by_id_.get(), "looking up a run");
+  if (!runs.ok()) return runs.status();
+  if (runs->empty()) return unknown_run(run_id);
+  return std::move(runs->front());
+}
+
+Result<std::int64_t> SqliteStore::run_key(std::string_view run_id) {
+  if (auto it = run_keys_.find(std::string(run_id)); it != run_keys_.end()) return it->second;
+  sqlite3_stmt* stmt = select_run_key_.get();
+  ResetGuard guard(stmt);
+  bind_text(stmt, 1, run_id);
+  const int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_DONE) return unknown_run(run_id);
+  if (rc != SQLITE_ROW) return error("looking up run '" + std::string(run_id) + "'");
+  const std::int64_t key = sqlite3_column_int64(stmt, 0);
+  run_keys_.emplace(std::string(run_id), key);
+  return key;
+}
+
+Result<RunInfo> SqliteStore::create_run(RunInfo info) {
+  const std::string stem = id_stem(info.workflow_name);
+  if (info.created == 0) info.created = wall_now();
+  if (info.updated == 0) info.updated = info.created;
+  // BEGIN IMMEDIATE takes the write lock, so two processes cannot pick the same n; the retry covers
+  // a writer that held the lock past the busy timeout.
+  Status last;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (auto s = step_done(begin_.get(), "starting a transaction"); !s.ok()) {
+      last = s;
+      continue;
+    }
+    std::int64_t n = 0;
+    std::int64_t key = 0;
+    {
+      sqlite3_stmt* stmt = select_next_n_.get();
+      ResetGuard guard(stmt);
+      bind_text(stmt, 1, stem);
+      if (sqlite3_step(stmt) != SQLITE_ROW) {
+        last = error("choosing a run id");
+        rollback();
+        continue;
+      }
+      n = sqlite3_column_int64(stmt, 0);
+      key = sqlite3_column_int64(stmt, 1);
+    }
+    info.id = stem + "-" + std::to_string(n);
+    sqlite3_stmt* ins = insert_run_.get();
+    bind_text(ins, 1, info.id);
+    sqlite3_bind_int64(ins, 2, key);
+    bind_text(ins, 3, stem);
+    sqlite3_bind_int64(ins, 4, n);
+    bind_text(ins, 5, info.workflow_name);
+    bind_text(ins, 6, info.workflow_path);
+    bind_text(ins, 7, info.workdir);
+    sqlite3_bind_text(ins, 8, to_string(info.status), -1, SQLITE_STATIC);
+    sqlite3_bind_double(ins, 9, info.created);
+    sqlite3_bind_double(ins, 10, info.updated);
+    sqlite3_bind_int64(ins, 11, info.total_tasks);
+    sqlite3_bind_int64(ins, 12, info.coordinator_pid);
+    bind_text(ins, 13, info.host);
+    if (auto s = step_done(ins, "registering run '" + info.id + "'"); !s.ok()) {
+      last = s;
+      rollback();
+      continue;
+    }
+    if (auto s = step_done(commit_.get(), "registering run '" + info.id + "'"); !s.ok()) {
+      last = s;
+      rollback();
+      continue;
+    }
+    run_keys_[info.id] = key;
+    return info;
+  }
+  return last;
+}
+
+Status SqliteStore::update_run(const RunInfo& info) {
+  sqlite3_stmt* stmt = update_run_.get();
+  bind_text(stmt, 1, info.id);
+  bind_text(stmt, 2, info.workflow_name);
+  bind_text(stmt, 3, info.workflow_path);
+  bind_text(stmt, 4, info.workdir);
+  sqlite3_bind_text(stmt, 5, to_string(info.status), -1, SQLITE_STATIC);
+  sqlite3_bind_double(stmt, 6, info.created);
+  sqlite3_bind_double(stmt, 7, info.updated);
+  sqlite3_bind_int64(stmt, 8, info.total_tasks);
+  sqlite3_bind_int64(stmt, 9, info.coordinator_pid);
+  bind_text(stmt, 10, info.host);
+  if (auto s = step_done(stmt, "updating run '" + info.id + "'"); !s.ok()) return s;
+  if (sqlite3_changes(db_) == 0) return unknown_run(info.id);
+  return {};
+}
+
+Result<RunInfo> SqliteStore::find_run(std::string_view id) {
+  if (id.empty()) return not_found("empty run id (journal " + path_ + ")");
+  bind_text(select_run_by_id_.get(), 1, id);
+  auto exact = query_runs(select_run_by_id_.get(), "looking up a run");
+  if (!exact.ok()) return exact.status();
+  if (!exact->empty()) return std::move(exact->front());
+
+  if (id == "latest") {
+    auto latest = query_runs(select_latest_.get(), "looking up the latest run");
+    if (!latest.ok()) return latest.status();
+    if (latest->empty()) return not_found("no runs in " + path_ + " yet");
+    return std::move(latest->front());
+  }
+
+  std::vector<RunInfo> by_number;
+  if (const auto n = parse_run_number(id)) {
+    sqlite3_bind_int64(select_by_number_.get(), 1, *n);
+    auto found = query_runs(select_by_number_.get(), "looking up a run by number");
+    if (!found.ok()) return found.status();
+    if (found->size() == 1) return std::move(found->front());
+    by_number = std::move(*found);
+  }
+
+  bind_text(select_by_prefix_.get(), 1, id);
+  auto by_prefix = query_runs(select_by_prefix_.get(), "looking up a run by prefix");
+  if (!by_prefix.ok()) return by_prefix.status();
+  if (by_prefix->size() == 1) return std::move(by_prefix->front());
+  const auto& candidates = by_prefix->size() > 1 ? *by_prefix : by_number;
+  if (candidates.size() > 1) {
+    return invalid_argument("ambiguous run id '" + std::string(id) + "': " + join_ids(candidates));
+  }
+  return unknown_run(id);
+}
+
+Result<RunInfo> SqliteStore::latest_run_of(std::string_view workflow_path) {
+  bind_text(select_latest_of_.get(), 1, workflow_path);
+  auto found = query_runs(select_latest_of_.get(), "looking up the latest run of a workflow");
+  if (!found.ok()) return found.status();
+  if (found->empty()) {
+    return not_found("no run of " + std::string(workflow_path) + " in " + path_);
+  }
+  return std::move(found->front());
+}
+
+Result<std::vector<RunInfo>> SqliteStore::list_runs() {
+  return query_runs(select_runs_.get(), "listing runs");
+}
+
+Status SqliteStore::append(std::string_view run_id, std::span<const TaskEvent> events) {
+  if (events.empty()) return {};
+  auto key = run_key(run_id);
+  if (!key.ok()) return key.status();
+
+  if (auto s = step_done(begin_.get(), "starting a transaction"); !s.ok()) return s;
+  sqlite3_stmt* ins = insert_event_.get();
+  for (const TaskEvent& e : events) {
+    sqlite3_bind_int64(ins, 1, *key);
+    sqlite3_bind_int64(ins, 2, e.task);
+    bind_text(ins, 3, e.name);
+    sqlite3_bind_int64(ins, 4, e.attempt);
+    sqlite3_bind_text(ins, 5, to_string(e.state), -1, SQLITE_STATIC);
+    sqlite3_bind_double(ins, 6, e.time);
+    sqlite3_bind_int(ins, 7, e.exit_code);
+    sqlite3_bind_int64(ins, 8, std::bit_cast<std::int64_t>(e.fingerprint));
+    if (e.detail.empty()) {
+      sqlite3_bind_null(ins, 9);
+    } else {
+      bind_text(ins, 9, e.detail);
+    }
+    if (sqlite3_step(ins) != SQLITE_DONE) {
+      Status s = error("appending events of run '" + std::string(run_id) + "'");
+      sqlite3_reset(ins);
+      rollback();
+      return s;
+    }
+    sqlite3_reset(ins);
+  }
+  if (sqlite3_step(commit_.get()) != SQLITE_DONE) {
+    Status s = error("committing events of run '" + std::string(run_id) + "'");
+    sqlite3_reset(commit_.get());
+    rollback();
+    return s;
+  }
+  sqlite3_reset(commit_.get());
+  return {};
+}
+
+Result<RunState> SqliteStore::replay(std::string_view run_id) {
+  auto info = run_by_id(run_id);
+  if (!info.ok()) return info.status();
+  auto key = run_key(run_id);
+  if (!key.ok()) return key.status();
+
+  RunState state;
+  state.info = std::move(*info);
+  auto& tasks = state.tasks;
+  const auto expected = static_cast<std::size_t>(std::max<std::int64_t>(state.info.total_tasks, 0));
+  tasks.reserve(expected);
+
+  // Task ids are dense (0..n-1 in a WorkflowGraph), so a vector maps id -> slot; ids far beyond the
+  // run's size fall back to a hash map so a stray id cannot blow up memory.
+  constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  const std::size_t dense_limit = std::max<std::size_t>(2 * expected, std::size_t{1} << 20);
+  std::vector<std::uint32_t> slot_of(expected, kNone);
+  std::unordered_map<TaskId, std::uint32_t> sparse;
+  std::vector<char> started;
+  started.reserve(expected);
+
+  sqlite3_stmt* stmt = select_events_.get();
+  ResetGuard guard(stmt);
+  sqlite3_bind_int64(stmt, 1, *key);
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const auto task = static_cast<TaskId>(sqlite3_column_int64(stmt, 0));
+    std::uint32_t* slot = nullptr;
+    if (task < dense_limit) {
+      if (task >= slot_of.size())
+        slot_of.resize(std::max<std::size_t>(task + 1, slot_of.size() * 2), kNone);
+      slot = &slot_of[task];
+    } else {
+      slot = &sparse.try_emplace(task, kNone).first->second;
+    }
+    if (*slot == kNone) {
+      *slot = static_cast<std::uint32_t>(tasks.size());
+      TaskRecord& fresh = tasks.emplace_back();
+      fresh.task = task;
+      fresh.name = column_string(stmt, 1);
+      started.push_back(0);
+    }
+    TaskRecord& rec = tasks[*slot];
+    const auto state_text = column_view(stmt, 3);
+    const auto parsed = parse_task_state(state_text);
+    if (!parsed) {
+      return io_error("event " + std::to_string(sqlite3_column_int64(stmt, 8)) + " of run '" +
+                      std::string(run_id) + "' in journal " + path_ + " has unknown state '" +
+                      std::string(state_text) + "'");
+    }
+    const double time = sqlite3_column_double(stmt, 4);
+    rec.state = *parsed;
+    rec.attempt = static_cast<std::uint32_t>(sqlite3_column_int64(stmt, 2));
+    rec.exit_code = sqlite3_column_int(stmt, 5);
+    rec.fingerprint = std::bit_cast<std::uint64_t>(sqlite3_column_int64(stmt, 6));
+    if (sqlite3_column_type(stmt, 7) == SQLITE_NULL) {
+      rec.detail.clear();
+    } else {
+      rec.detail.assign(column_view(stmt, 7));
+    }
+    if (rec.state == TaskState::running) {
+      if (started[*slot] == 0) {
+        rec.first_start = time;
+        started[*slot] = 1;
+      }
+      rec.last_start = time;
+    } else if (is_terminal(rec.state)) {
+      rec.end = time;
+    }
+  }
+  if (rc != SQLITE_DONE) return error("replaying run '" + std::string(run_id) + "'");
+  auto by_task = [](const TaskRecord& a, const TaskRecord& b) { return a.task < b.task; };
+  if (!std::is_sorted(tasks.begin(), tasks.end(), by_task)) {
+    std::sort(tasks.begin(), tasks.end(), by_task);
+  }
+  return state;
+}
+
+Result<std::vector<EventRecord>> SqliteStore::events(std::string_view run_id) {
+  auto key = run_key(run_id);
+  if (!key.ok()) return key.status();
+  sqlite3_stmt* stmt = select_events_.get();
+  ResetGuard guard(stmt);
+  sqlite3_bind_int64(stmt, 1, *key);
+  std::vector<EventRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    EventRecord& e = out.emplace_back();
+    e.task = static_cast<TaskId>(sqlite3_column_int64(stmt, 0));
+    e.name = column_string(stmt, 1);
+    e.attempt = static_cast<std::uint32_t>(sqlite3_column_int64(stmt, 2));
+    const auto state_text = column_view(stmt, 3);
+    const auto parsed = parse_task_state(state_text);
+    e.seq = sqlite3_column_int64(stmt, 8);
+    if (!parsed) {
+      return io_error("event " + std::to_string(e.seq) + " of run '" + std::string(run_id) +
+                      "' in journal " + path_ + " has unknown state '" + std::string(state_text) +
+                      "'");
+    }
+    e.state = *parsed;
+    e.time = sqlite3_column_double(stmt, 4);
+    e.exit_code = sqlite3_column_int(stmt, 5);
+    e.fingerprint = std::bit_cast<std::uint64_t>(sqlite3_column_int64(stmt, 6));
+    e.detail = column_string(stmt, 7);
+  }
+  if (rc != SQLITE_DONE) return error("reading events of run '" + std::string(run_id) + "'");
+  return out;
+}
+
+Result<std::unique_ptr<StateStore>> open_sqlite_store(const std::string& path) {
+  auto store = SqliteStore::open(path);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<StateStore>(std::move(*store));
+}
+
+}  // namespace chorus

@@ -1,0 +1,97 @@
+// SqliteStore: the StateStore on one SQLite file (WAL mode), opened by open_sqlite_store().
+//
+// Durability: synchronous=NORMAL in WAL mode, so a committed append() survives a crash of our
+// process (the WAL is written before COMMIT returns) and the file is fsynced once per checkpoint,
+// not once per transaction. A power loss may drop the last few commits, never corrupt the file.
+//
+// Threading: one object per thread (it owns one connection and its prepared statements). Any
+// number of processes may open the same file: writers are serialised by SQLite's write lock
+// (waiting up to 10 s), readers never block the writer.
+//
+// Schema (version 1): see schema() in sqlite_store.cpp. Runs carry an integer `key` that events
+// reference, so replay of one run walks the (run, seq) index and never touches other runs' rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "runtime/store/state_store.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace chorus {
+
+class SqliteStore final : public StateStore {
+ public:
+  // Opens or creates the journal at `path`. Errors (io_error): the directory is missing or not
+  // writable, the file is not a Chorus journal (not SQLite, another application's database, or a
+  // newer schema than this build reads).
+  static Result<std::unique_ptr<SqliteStore>> open(const std::string& path);
+
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  // Retries on a conflicting concurrent create_run (another process took the same n).
+  Result<RunInfo> create_run(RunInfo info) override;
+  // Updates every field but id; not_found when no run has info.id.
+  Status update_run(const RunInfo& info) override;
+  // Exact id; "latest"; a bare number n meaning the only run "<name>-n"; else a unique prefix.
+  Result<RunInfo> find_run(std::string_view id) override;
+  Result<RunInfo> latest_run_of(std::string_view workflow_path) override;
+  // Oldest first.
+  Result<std::vector<RunInfo>> list_runs() override;
+
+  // One IMMEDIATE transaction; on any error it is rolled back and nothing is stored.
+  Status append(std::string_view run_id, std::span<const TaskEvent> events) override;
+  // run_id is an exact id (resolve user input with find_run first).
+  Result<RunState> replay(std::string_view run_id) override;
+  Result<std::vector<EventRecord>> events(std::string_view run_id) override;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct StmtDeleter {
+    void operator()(sqlite3_stmt* stmt) const;
+  };
+  using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
+
+  SqliteStore(sqlite3* db, std::string path);
+
+  Status prepare_all();
+  Status exec(const char* sql);
+  Status error(std::string_view what) const;
+  Status step_done(sqlite3_stmt* stmt, std::string_view what);
+  void rollback();
+  Result<std::vector<RunInfo>> query_runs(sqlite3_stmt* stmt, std::string_view what);
+  Result<std::int64_t> run_key(std::string_view run_id);
+  Result<RunInfo> run_by_id(std::string_view run_id);
+  Status unknown_run(std::string_view id);
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  // Run ids never change or disappear, so their integer keys are cached for append().
+  std::unordered_map<std::string, std::int64_t> run_keys_;
+
+  Stmt begin_;
+  Stmt commit_;
+  Stmt rollback_;
+  Stmt insert_event_;
+  Stmt select_run_key_;
+  Stmt select_run_by_id_;
+  Stmt select_runs_;
+  Stmt select_latest_;
+  Stmt select_latest_of_;
+  Stmt select_by_number_;
+  Stmt select_by_prefix_;
+  Stmt select_next_n_;
+  Stmt insert_run_;
+  Stmt update_run_;
+  Stmt select_events_;
+};
+
+}  // namespace chorus
