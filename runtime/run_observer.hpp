@@ -26,6 +26,8 @@ struct Progress {
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
+  // Once the run is registered in the journal, before any task starts.
+  virtual void on_run_started(const std::string& /*run_id*/) {}
   // After each journaled transition of a task (already durable).
   virtual void on_event(const TaskSpec& /*task*/, const TaskEvent& /*event*/) {}
   // About every tick_interval while the run goes on, and once at the end (final == true).

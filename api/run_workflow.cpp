@@ -1,0 +1,139 @@
+#include "api/run_workflow.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+#include "adapters/inproc/inproc_launcher.hpp"
+#include "adapters/local/local_launcher.hpp"
+#include "core/node_info.hpp"
+
+namespace chorus {
+namespace {
+
+std::string host_name() {
+  char host[256] = {};
+  return gethostname(host, sizeof host - 1) == 0 ? host : "localhost";
+}
+
+Status make_dirs(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return io_error("cannot create " + dir + ": " + ec.message());
+  return {};
+}
+
+}  // namespace
+
+std::string resolve_state_dir(const std::string& state_dir) {
+  std::error_code ec;
+  auto base = std::filesystem::current_path(ec);
+  if (state_dir.empty()) return (base / ".chorus").string();
+  return std::filesystem::absolute(state_dir, ec).lexically_normal().string();
+}
+
+std::string journal_path(const std::string& state_dir) { return state_dir + "/chorus.db"; }
+
+std::string run_log_dir(const std::string& state_dir, const std::string& run_id) {
+  return state_dir + "/runs/" + run_id + "/logs";
+}
+
+bool coordinator_alive(const RunInfo& run) {
+  if (run.coordinator_pid <= 0 || run.host != host_name()) return false;
+  return kill(static_cast<pid_t>(run.coordinator_pid), 0) == 0 || errno == EPERM;
+}
+
+Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& options) {
+  if (Status s = validate_graph(graph); !s.ok()) return s;
+  if (graph.tasks.empty()) return invalid_argument("the workflow has no tasks");
+
+  PolicyRegistry builtins;
+  const PolicyRegistry* registry = options.registry;
+  if (registry == nullptr) {
+    builtins = PolicyRegistry::with_builtins();
+    registry = &builtins;
+  }
+  auto queue = registry->make_queue(options.queue);
+  if (!queue.ok()) return invalid_argument(queue.status().message());
+  auto placement = registry->make_placement(options.placement);
+  if (!placement.ok()) return invalid_argument(placement.status().message());
+
+  const std::string state_dir = resolve_state_dir(options.state_dir);
+  if (Status s = make_dirs(state_dir); !s.ok()) return s;
+  auto store = open_sqlite_store(journal_path(state_dir));
+  if (!store.ok()) return store.status();
+
+  RunInfo run;
+  Result<RunState> previous = Status(ErrorCode::not_found, "no previous session");
+  if (!options.resume_run.empty()) {
+    auto found = (*store)->find_run(options.resume_run);
+    if (!found.ok()) return found.status();
+    run = *found;
+    if (run.workflow_name != graph.name) {
+      return invalid_argument("run '" + run.id + "' is of workflow '" + run.workflow_name +
+                              "', not '" + graph.name + "'");
+    }
+    if (coordinator_alive(run) && run.coordinator_pid != getpid()) {
+      return Status(ErrorCode::unavailable, "run '" + run.id + "' is still running (pid " +
+                                                std::to_string(run.coordinator_pid) +
+                                                "); cancel it first with: chorus cancel " + run.id);
+    }
+    previous = (*store)->replay(run.id);
+    if (!previous.ok()) return previous.status();
+  } else {
+    run.workflow_name = graph.name;
+    run.workflow_path = graph.source_path;
+    run.created = wall_seconds_now();
+  }
+  run.workdir = graph.workdir;
+  run.status = RunStatus::running;
+  run.updated = wall_seconds_now();
+  run.total_tasks = static_cast<std::int64_t>(graph.tasks.size());
+  run.coordinator_pid = getpid();
+  run.host = host_name();
+  if (options.resume_run.empty()) {
+    auto created = (*store)->create_run(run);
+    if (!created.ok()) return created.status();
+    run = *created;
+  } else if (Status s = (*store)->update_run(run); !s.ok()) {
+    return s;
+  }
+
+  RunOutcome outcome;
+  outcome.log_dir = run_log_dir(state_dir, run.id);
+  if (Status s = make_dirs(outcome.log_dir); !s.ok()) return s;
+
+  if (options.observer != nullptr) options.observer->on_run_started(run.id);
+  NodeInfo node = local_node_info();
+  if (options.oversubscribe) node.capacity.cores = INT_MAX / 4;
+  LocalLauncher local(LocalLauncherOptions{options.kill_grace});
+  int threads = options.function_threads > 0 ? options.function_threads
+                                             : local_node_info().capacity.cores;
+  InprocLauncher inproc(static_cast<std::size_t>(threads));
+  LauncherTable launchers{};
+  launchers[static_cast<std::size_t>(TaskKind::executable)] = &local;
+  launchers[static_cast<std::size_t>(TaskKind::function)] = &inproc;
+
+  CoordinatorOptions copts;
+  copts.log_dir = outcome.log_dir;
+  copts.fail_fast = options.fail_fast;
+  Coordinator coordinator(graph, **store, run.id, {node}, **queue, **placement, launchers, copts,
+                          options.cancel, options.observer);
+  auto summary = coordinator.run(previous.ok() ? &*previous : nullptr);
+
+  run.status = summary.ok() ? summary->status : RunStatus::interrupted;
+  run.updated = wall_seconds_now();
+  run.coordinator_pid = 0;
+  Status updated = (*store)->update_run(run);
+  if (!summary.ok()) return summary.status();
+  if (!updated.ok()) return updated;
+  outcome.run = run;
+  outcome.summary = std::move(*summary);
+  return outcome;
+}
+
+}  // namespace chorus

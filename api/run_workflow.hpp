@@ -1,0 +1,51 @@
+// run_workflow: the one call that runs a WorkflowGraph on this machine, journaled — used by
+// `chorus run` and by applications that embed Chorus. It wires the default pieces: the SQLite
+// journal in the state folder, the local process launcher, the in-process function pool, and the
+// queue/placement policies chosen by name.
+#pragma once
+
+#include <string>
+
+#include "core/workflow_graph.hpp"
+#include "runtime/cancel_token.hpp"
+#include "runtime/coordinator.hpp"
+#include "runtime/run_observer.hpp"
+#include "schedulers/policy_registry.hpp"
+
+namespace chorus {
+
+struct RunOptions {
+  std::string state_dir;   // default: <cwd>/.chorus
+  std::string resume_run;  // a run id (or "latest", a prefix) to continue; empty = a new run
+  std::string queue = "fifo";
+  std::string placement = "first-fit";
+  const PolicyRegistry* registry = nullptr;  // default: the built-in policies
+  bool oversubscribe = false;  // start tasks even when their cores exceed the free cores
+  int function_threads = 0;    // threads for function tasks; 0 = this machine's cores
+  bool fail_fast = false;
+  Duration kill_grace = std::chrono::seconds(5);  // SIGTERM -> SIGKILL on cancel and timeout
+  CancelToken* cancel = nullptr;
+  RunObserver* observer = nullptr;
+};
+
+struct RunOutcome {
+  RunInfo run;
+  RunSummary summary;
+  std::string log_dir;
+};
+
+// Errors: invalid_argument (a bad graph, an unknown policy, a resumed run of another workflow),
+// unavailable (the run to resume is still being driven by a live process), io_error (the state
+// folder or journal). A run whose tasks fail is NOT an error: see RunOutcome::summary.status.
+Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& options);
+
+// The state folder's journal path and a run's log folder (for status/logs commands).
+std::string journal_path(const std::string& state_dir);
+std::string run_log_dir(const std::string& state_dir, const std::string& run_id);
+// <cwd>/.chorus when state_dir is empty; made absolute otherwise.
+std::string resolve_state_dir(const std::string& state_dir);
+
+// Whether the coordinator that last drove `run` is alive (same host, live pid).
+bool coordinator_alive(const RunInfo& run);
+
+}  // namespace chorus

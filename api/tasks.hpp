@@ -1,0 +1,41 @@
+// Builders for tasks in C++: the embed API's shorthand for filling TaskSpecs.
+//
+//   chorus::WorkflowGraph wf;
+//   wf.name = "embed";
+//   auto gen = wf.add(chorus::command_task("generate", {"sh", "-c", "seq 10 > data.txt"}));
+//   wf.add(chorus::function_task("sum", [] { /* ... */ }, {gen}));
+#pragma once
+
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/task_spec.hpp"
+
+namespace chorus {
+
+// An executable task (argv, no shell).
+TaskSpec command_task(std::string name, std::vector<std::string> argv,
+                      std::vector<TaskId> after = {});
+// A task run by /bin/sh -c.
+TaskSpec shell_task(std::string name, std::string script, std::vector<TaskId> after = {});
+
+// A function task. `fn` returns Status (non-ok fails the task) or void (an exception fails it).
+// Function tasks default to 0 cores: they share the in-process pool's threads (one per core) and
+// do not hold cores the scheduler hands to processes; set per_rank.cores = 1 to count them.
+TaskSpec function_task(std::string name, TaskFunction fn, std::vector<TaskId> after = {});
+
+template <typename F>
+  requires std::is_void_v<std::invoke_result_t<F&>>
+TaskSpec function_task(std::string name, F fn, std::vector<TaskId> after = {}) {
+  return function_task(
+      std::move(name),
+      TaskFunction([f = std::move(fn)]() mutable -> Status {
+        f();
+        return {};
+      }),
+      std::move(after));
+}
+
+}  // namespace chorus

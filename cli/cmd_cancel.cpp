@@ -1,0 +1,86 @@
+// chorus cancel RUN: stop a run. A live coordinator gets SIGTERM (it cancels its tasks, journals
+// it and exits); a run whose coordinator is gone is marked cancelled in the journal.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "api/run_workflow.hpp"
+#include "cli/command.hpp"
+#include "cli/journal_access.hpp"
+#include "cli/workflow_input.hpp"
+
+namespace chorus::cli {
+namespace {
+
+void add_cancel_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("cancel", "Cancel a run (its running tasks are stopped)");
+  struct Args {
+    std::string run;
+    std::string state_dir;
+    std::string wait = "60s";
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("run", a->run, "Run id (or 'latest')")->required();
+  cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
+  cmd->add_option("--wait", a->wait, "How long to wait for the run to stop")->default_str("60s");
+  cmd->callback([a] {
+    auto wait = parse_duration(a->wait);
+    if (!wait.ok()) {
+      print_error("--wait: " + wait.status().message());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    auto store = open_journal(a->state_dir);
+    if (!store.ok()) {
+      print_error(store.status().message());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    auto run = (*store)->find_run(a->run);
+    if (!run.ok()) {
+      print_error(run.status().message());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    if (run->status != RunStatus::running) {
+      std::printf("%s is already %s\n", run->id.c_str(), to_string(run->status));
+      return;
+    }
+    if (!coordinator_alive(*run)) {
+      RunInfo info = *run;
+      info.status = RunStatus::cancelled;
+      info.updated = wall_seconds_now();
+      info.coordinator_pid = 0;
+      if (Status s = (*store)->update_run(info); !s.ok()) {
+        print_error(s.message());
+        throw CLI::RuntimeError(kExitError);
+      }
+      std::printf("%s was not running (its coordinator is gone); marked cancelled\n",
+                  run->id.c_str());
+      return;
+    }
+    if (kill(static_cast<pid_t>(run->coordinator_pid), SIGTERM) != 0) {
+      print_error("cannot signal the coordinator of " + run->id + " (pid " +
+                  std::to_string(run->coordinator_pid) + ")");
+      throw CLI::RuntimeError(kExitError);
+    }
+    std::printf("cancelling %s (coordinator pid %lld)...\n", run->id.c_str(),
+                static_cast<long long>(run->coordinator_pid));
+    auto give_up = std::chrono::steady_clock::now() + *wait;
+    while (std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto now = (*store)->find_run(run->id);
+      if (now.ok() && now->status != RunStatus::running) {
+        std::printf("%s %s\n", run->id.c_str(), to_string(now->status));
+        return;
+      }
+    }
+    print_error(run->id + " did not stop within " + a->wait);
+    throw CLI::RuntimeError(kExitError);
+  });
+}
+
+const CommandRegistrar registrar{"cancel", add_cancel_command};
+
+}  // namespace
+}  // namespace chorus::cli

@@ -1,0 +1,107 @@
+// chorus status [RUN]: a run's state from the journal (default: the latest run).
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "cli/journal_access.hpp"
+#include "cli/workflow_input.hpp"
+
+namespace chorus::cli {
+namespace {
+
+void add_status_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("status", "Show a run's progress from the journal");
+  struct Args {
+    std::string run = "latest";
+    std::string state_dir;
+    bool json = false;
+    bool all = false;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("run", a->run, "Run id, a unique prefix, or 'latest'")->default_str("latest");
+  cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
+  cmd->add_flag("--json", a->json, "Print one JSON object");
+  cmd->add_flag("--tasks", a->all, "List every task with its state");
+  cmd->callback([a] {
+    auto store = open_journal(a->state_dir);
+    if (!store.ok()) {
+      print_error(store.status().message());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    auto run = (*store)->find_run(a->run);
+    if (!run.ok()) {
+      print_error(run.status().message());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    auto state = (*store)->replay(run->id);
+    if (!state.ok()) {
+      print_error(state.status().message());
+      throw CLI::RuntimeError(kExitError);
+    }
+    std::array<std::int64_t, 7> counts{};
+    for (const auto& t : state->tasks) ++counts[static_cast<std::size_t>(t.state)];
+    std::int64_t seen = static_cast<std::int64_t>(state->tasks.size());
+    std::int64_t not_started = std::max<std::int64_t>(0, run->total_tasks - seen);
+    RunStatus status = effective_status(*run);
+    double end = status == RunStatus::running ? wall_seconds_now() : run->updated;
+
+    if (a->json) {
+      nlohmann::json j{{"run", run->id},
+                       {"workflow", run->workflow_name},
+                       {"file", run->workflow_path},
+                       {"status", to_string(status)},
+                       {"created", run->created},
+                       {"updated", run->updated},
+                       {"total", run->total_tasks},
+                       {"not_started", not_started}};
+      for (auto s : {TaskState::running, TaskState::succeeded, TaskState::failed,
+                     TaskState::cancelled, TaskState::timed_out}) {
+        j[to_string(s)] = counts[static_cast<std::size_t>(s)];
+      }
+      nlohmann::json tasks = nlohmann::json::array();
+      for (const auto& t : state->tasks) {
+        if (!a->all && t.state != TaskState::failed && t.state != TaskState::timed_out) continue;
+        tasks.push_back({{"task", t.name},
+                         {"state", to_string(t.state)},
+                         {"attempt", t.attempt},
+                         {"exit_code", t.exit_code},
+                         {"detail", t.detail}});
+      }
+      j["tasks"] = tasks;
+      std::printf("%s\n", j.dump(2).c_str());
+      return;
+    }
+    std::printf("run       %s (%s)\n", run->id.c_str(), to_string(status));
+    std::printf("workflow  %s%s%s\n", run->workflow_name.c_str(),
+                run->workflow_path.empty() ? "" : "  ", run->workflow_path.c_str());
+    std::printf("started   %s, %s elapsed\n", format_time(run->created).c_str(),
+                format_duration(std::chrono::nanoseconds(
+                                    static_cast<std::int64_t>((end - run->created) * 1e9)))
+                    .c_str());
+    std::printf("tasks     %lld total: %lld succeeded, %lld running, %lld failed, %lld timed out, "
+                "%lld cancelled, %lld not started\n",
+                static_cast<long long>(run->total_tasks),
+                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::succeeded)]),
+                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::running)]),
+                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::failed)]),
+                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::timed_out)]),
+                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::cancelled)]),
+                static_cast<long long>(not_started));
+    for (const auto& t : state->tasks) {
+      bool bad = t.state == TaskState::failed || t.state == TaskState::timed_out;
+      if (!a->all && !bad) continue;
+      std::printf("  %-10s %s (attempt %u)%s%s\n", to_string(t.state), t.name.c_str(), t.attempt,
+                  t.detail.empty() ? "" : ": ", t.detail.c_str());
+    }
+    if (status == RunStatus::interrupted || status == RunStatus::failed ||
+        status == RunStatus::cancelled) {
+      std::printf("resume with: chorus run --resume %s\n", run->id.c_str());
+    }
+  });
+}
+
+const CommandRegistrar registrar{"status", add_status_command};
+
+}  // namespace
+}  // namespace chorus::cli

@@ -1,0 +1,35 @@
+#include "cli/journal_access.hpp"
+
+#include <ctime>
+#include <filesystem>
+
+#include "api/run_workflow.hpp"
+
+namespace chorus::cli {
+
+Result<std::unique_ptr<StateStore>> open_journal(const std::string& state_dir_option) {
+  std::string dir = resolve_state_dir(state_dir_option);
+  std::string path = journal_path(dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return not_found("no Chorus journal at " + path +
+                     " (run `chorus run wf.yaml` here first, or pass --state DIR)");
+  }
+  return open_sqlite_store(path);
+}
+
+RunStatus effective_status(const RunInfo& run) {
+  if (run.status == RunStatus::running && !coordinator_alive(run)) return RunStatus::interrupted;
+  return run.status;
+}
+
+std::string format_time(double wall_seconds) {
+  std::time_t t = static_cast<std::time_t>(wall_seconds);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace chorus::cli

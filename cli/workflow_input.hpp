@@ -1,0 +1,23 @@
+// Reading a workflow file the way every subcommand does: relative paths against the cwd, the
+// local machine as the largest node (unless oversubscribing).
+#pragma once
+
+#include <string>
+
+#include "core/workflow_graph.hpp"
+
+namespace chorus::cli {
+
+Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversubscribe);
+
+// Prints an error to stderr as "chorus: <message>" (multi-line diagnostics stay as they are).
+void print_error(const std::string& message);
+
+// Exit statuses of the chorus command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitTasksFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitError = 3;
+inline constexpr int kExitCancelled = 130;
+
+}  // namespace chorus::cli
