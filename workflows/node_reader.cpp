@@ -1,0 +1,193 @@
+#include "workflows/node_reader.hpp"
+
+#include <charconv>
+#include <unordered_map>
+
+namespace chorus {
+namespace {
+
+bool is_env_name(const std::string& s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool expect_scalar(const MapEntry& e, const std::string& label, const std::string& what,
+                   DiagnosticList& diags) {
+  if (e.value.IsScalar()) return true;
+  diags.add(e.value_pos, label + " must be " + what + ", got " + describe_node(e.value));
+  return false;
+}
+
+}  // namespace
+
+Position position_of(const YAML::Node& node, Position fallback) {
+  if (!node.IsDefined() || node.IsNull()) return fallback;
+  const YAML::Mark m = node.Mark();
+  if (m.line < 0 || m.column < 0) return fallback;
+  return {m.line + 1, m.column + 1};
+}
+
+std::string describe_node(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return "nothing";
+  }
+  return "nothing";
+}
+
+bool is_quoted(const YAML::Node& node) {
+  return node.IsScalar() && node.Tag() == "!";
+}
+
+std::vector<MapEntry> map_entries(const YAML::Node& map, const std::string& context,
+                                  DiagnosticList& diags) {
+  std::vector<MapEntry> out;
+  std::unordered_map<std::string, int> first_line;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const YAML::Node key = it->first;
+    Position key_pos = position_of(key);
+    if (!key.IsScalar()) {
+      diags.add(key_pos, "keys must be plain words, got " + describe_node(key) + " " + context);
+      continue;
+    }
+    auto [where, fresh] = first_line.emplace(key.Scalar(), key_pos.line);
+    if (!fresh) {
+      diags.add(key_pos, "duplicate key '" + key.Scalar() + "' " + context +
+                             " (first set on line " + std::to_string(where->second) + ")");
+      continue;
+    }
+    out.push_back(MapEntry{key.Scalar(), key_pos, it->second, position_of(it->second, key_pos)});
+  }
+  return out;
+}
+
+std::optional<std::string> read_string(const MapEntry& e, const std::string& label,
+                                       DiagnosticList& diags) {
+  if (!expect_scalar(e, label, "a string", diags)) return std::nullopt;
+  return e.value.Scalar();
+}
+
+std::optional<std::int64_t> read_integer(const MapEntry& e, const std::string& label,
+                                         std::int64_t min, std::int64_t max,
+                                         DiagnosticList& diags) {
+  if (!expect_scalar(e, label, "a whole number", diags)) return std::nullopt;
+  const std::string& s = e.value.Scalar();
+  std::int64_t v = 0;
+  const char* first = s.data() + (s.starts_with('+') ? 1 : 0);
+  auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), v);
+  if (s.empty() || ec == std::errc::invalid_argument || ptr != s.data() + s.size()) {
+    diags.add(e.value_pos, label + " must be a whole number, got '" + s + "'");
+    return std::nullopt;
+  }
+  if (ec == std::errc::result_out_of_range || v < min || v > max) {
+    std::string range = max == INT64_MAX || max >= (std::int64_t{1} << 40)
+                            ? "at least " + std::to_string(min)
+                            : "between " + std::to_string(min) + " and " + std::to_string(max);
+    diags.add(e.value_pos, label + " must be " + range + ", got " + s);
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<bool> read_bool(const MapEntry& e, const std::string& label, DiagnosticList& diags) {
+  if (e.value.IsScalar() && !is_quoted(e.value)) {
+    const std::string& s = e.value.Scalar();
+    if (s == "true" || s == "True" || s == "TRUE") return true;
+    if (s == "false" || s == "False" || s == "FALSE") return false;
+  }
+  diags.add(e.value_pos, label + " must be true or false, got " + describe_node(e.value));
+  return std::nullopt;
+}
+
+std::optional<Duration> read_duration(const MapEntry& e, const std::string& label,
+                                      DiagnosticList& diags) {
+  if (!expect_scalar(e, label, "a duration such as 30s, 10m or 1h30m", diags)) return std::nullopt;
+  auto d = parse_duration(e.value.Scalar());
+  if (!d.ok()) {
+    diags.add(e.value_pos, label + ": " + d.status().message());
+    return std::nullopt;
+  }
+  return *d;
+}
+
+std::optional<std::int64_t> read_memory_mb(const MapEntry& e, const std::string& label,
+                                           DiagnosticList& diags) {
+  if (!expect_scalar(e, label, "a size such as 512M or 4G", diags)) return std::nullopt;
+  auto mb = parse_memory_mb(e.value.Scalar());
+  if (!mb.ok()) {
+    diags.add(e.value_pos, label + ": " + mb.status().message());
+    return std::nullopt;
+  }
+  return *mb;
+}
+
+std::optional<std::vector<LocatedText>> read_string_list(const MapEntry& e,
+                                                         const std::string& label,
+                                                         bool allow_single, DiagnosticList& diags) {
+  std::vector<LocatedText> out;
+  if (allow_single && e.value.IsScalar()) {
+    out.push_back({e.value.Scalar(), e.value_pos});
+    return out;
+  }
+  if (!e.value.IsSequence()) {
+    diags.add(e.value_pos, label + " must be a list" +
+                               std::string(allow_single ? " or a single name" : "") + ", got " +
+                               describe_node(e.value));
+    return std::nullopt;
+  }
+  bool ok = true;
+  for (const YAML::Node& item : e.value) {
+    Position pos = position_of(item, e.value_pos);
+    if (!item.IsScalar()) {
+      diags.add(pos,
+                "each item of " + label + " must be a single value, got " + describe_node(item));
+      ok = false;
+      continue;
+    }
+    out.push_back({item.Scalar(), pos});
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::vector<std::pair<std::string, LocatedText>>> read_env_map(
+    const MapEntry& e, const std::string& label, DiagnosticList& diags) {
+  if (!e.value.IsMap()) {
+    diags.add(e.value_pos, label + " must be a map of NAME: value, got " + describe_node(e.value));
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, LocatedText>> out;
+  bool ok = true;
+  for (const MapEntry& var : map_entries(e.value, "in " + label, diags)) {
+    if (!is_env_name(var.key)) {
+      diags.add(var.key_pos, "'" + var.key + "' in " + label +
+                                 " is not a valid environment variable name (letters, digits and "
+                                 "'_', not starting with a digit)");
+      ok = false;
+      continue;
+    }
+    if (!var.value.IsScalar()) {
+      diags.add(var.value_pos, "the value of '" + var.key + "' in " + label +
+                                   " must be a single value, got " + describe_node(var.value));
+      ok = false;
+      continue;
+    }
+    out.push_back({var.key, LocatedText{var.value.Scalar(), var.value_pos}});
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+}  // namespace chorus

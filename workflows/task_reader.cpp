@@ -1,0 +1,367 @@
+#include "workflows/task_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <unordered_map>
+
+#include "core/text.hpp"
+#include "workflows/key_checker.hpp"
+
+namespace chorus {
+namespace {
+
+constexpr std::int64_t kMaxCount = 1'000'000;  // cores or GPUs per task: beyond any node
+constexpr std::int64_t kMaxRetries = 10'000;
+// foreach lists and ranges are bounded by the workflow's task limit before expansion.
+constexpr std::uint64_t kMaxSweepValues = 1'000'000;
+
+const std::vector<std::string> kDefaultsKeys = {"cores",   "memory", "gpus",    "retries",
+                                                "timeout", "env",    "workdir", "shell"};
+
+const KeyChecker& task_keys() {
+  static const KeyChecker checker(
+      {"name", "command", "shell", "after", "foreach", "cores", "memory", "gpus", "env", "workdir",
+       "retries", "timeout", "outputs", "inputs", "description", "estimate", "kind"},
+      {"ranks", "uses", "user"},
+      {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
+       {"defaults", "'defaults' belongs at the top level, not in a task"}});
+  return checker;
+}
+
+const KeyChecker& defaults_keys() {
+  static const KeyChecker checker = [] {
+    std::vector<std::pair<std::string, std::string>> misplaced;
+    for (const char* k : {"name", "command", "after", "foreach", "outputs", "inputs", "description",
+                          "estimate", "kind"}) {
+      misplaced.emplace_back(k, "'" + std::string(k) + "' cannot be set in defaults (defaults " +
+                                    "may hold " + join(kDefaultsKeys) + ")");
+    }
+    return KeyChecker(kDefaultsKeys, {"ranks", "uses", "user"}, std::move(misplaced));
+  }();
+  return checker;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// Why `name` cannot be a task name, or "" when it can.
+std::string name_problem(const std::string& name) {
+  if (name.empty() ||
+      std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c) != 0; })) {
+    return "a task name must not be empty";
+  }
+  for (char c : name) {
+    if (c == '[' || c == ']' || c == '/') {
+      return "task name '" + name + "' must not contain '[', ']' or '/'" +
+             (c == '/' ? "" : " (sweep members get '[...]' added to their name)");
+    }
+    if (std::iscntrl(static_cast<unsigned char>(c))) {
+      return "task name '" + name + "' must not contain control characters";
+    }
+  }
+  return {};
+}
+
+// Reads the resource, retry and timeout keys shared by tasks and defaults.
+void read_common(const MapEntry& e, const std::string& where, Resources& r, Position& cores_pos,
+                 Position& memory_pos, Position& gpus_pos, int& retries, Duration& timeout,
+                 DiagnosticList& diags) {
+  const std::string label = "'" + e.key + "' " + where;
+  if (e.key == "cores") {
+    if (auto v = read_integer(e, label, 1, kMaxCount, diags)) {
+      r.cores = static_cast<int>(*v);
+      cores_pos = e.value_pos;
+    }
+  } else if (e.key == "gpus") {
+    if (auto v = read_integer(e, label, 0, kMaxCount, diags)) {
+      r.gpus = static_cast<int>(*v);
+      gpus_pos = e.value_pos;
+    }
+  } else if (e.key == "memory") {
+    if (auto v = read_memory_mb(e, label, diags)) {
+      r.memory_mb = *v;
+      memory_pos = e.value_pos;
+    }
+  } else if (e.key == "retries") {
+    if (auto v = read_integer(e, label, 0, kMaxRetries, diags)) retries = static_cast<int>(*v);
+  } else if (e.key == "timeout") {
+    if (auto v = read_duration(e, label, diags)) timeout = *v;
+  }
+}
+
+std::optional<std::vector<SweepVariable>> read_foreach(const MapEntry& e, const std::string& task,
+                                                       DiagnosticList& diags) {
+  const std::string usage =
+      "\"range(start, stop)\", \"range(start, stop, step)\" or a list of values";
+  if (!e.value.IsMap() || e.value.size() == 0) {
+    diags.add(e.value_pos, "'foreach' in task '" + task + "' must be a map of variable: " + usage +
+                               ", got " +
+                               (e.value.IsMap() ? "an empty map" : describe_node(e.value)));
+    return std::nullopt;
+  }
+  std::vector<SweepVariable> vars;
+  bool ok = true;
+  for (const MapEntry& v : map_entries(e.value, "in the foreach of task '" + task + "'", diags)) {
+    if (!is_identifier(v.key)) {
+      diags.add(v.key_pos, "foreach variable '" + v.key + "' in task '" + task +
+                               "' must be a name of letters, digits and '_' (it is used as {" +
+                               v.key + "})");
+      ok = false;
+      continue;
+    }
+    SweepVariable var{v.key, {}};
+    const std::string label = "foreach '" + v.key + "' in task '" + task + "'";
+    if (v.value.IsScalar()) {
+      auto values = expand_range(v.value.Scalar(), kMaxSweepValues);
+      if (!values.ok()) {
+        diags.add(v.value_pos, label + ": " + values.status().message());
+        ok = false;
+        continue;
+      }
+      var.values = std::move(*values);
+    } else if (v.value.IsSequence()) {
+      if (v.value.size() == 0) {
+        diags.add(v.value_pos, label + " has no values");
+        ok = false;
+        continue;
+      }
+      if (v.value.size() > kMaxSweepValues) {
+        diags.add(v.value_pos, label + " has more than " + std::to_string(kMaxSweepValues) +
+                                   " values, the limit of tasks per workflow");
+        ok = false;
+        continue;
+      }
+      std::unordered_map<std::string, int> seen;
+      for (const YAML::Node& item : v.value) {
+        Position pos = position_of(item, v.value_pos);
+        if (!item.IsScalar()) {
+          diags.add(pos, "each value of " + label + " must be a single value, got " +
+                             describe_node(item));
+          ok = false;
+          continue;
+        }
+        if (Status s = check_sweep_value(item.Scalar()); !s.ok()) {
+          diags.add(pos, label + ": " + s.message());
+          ok = false;
+          continue;
+        }
+        auto [first, fresh] = seen.emplace(item.Scalar(), pos.line);
+        if (!fresh) {
+          diags.add(pos, label + " lists '" + item.Scalar() + "' twice (first on line " +
+                             std::to_string(first->second) + ")");
+          ok = false;
+          continue;
+        }
+        var.values.push_back(item.Scalar());
+      }
+    } else {
+      diags.add(v.value_pos, label + " must be " + usage + ", got " + describe_node(v.value));
+      ok = false;
+      continue;
+    }
+    vars.push_back(std::move(var));
+  }
+  if (!ok) return std::nullopt;
+  return vars;
+}
+
+// Fills t.shell / t.argv / t.shell_command. `shell` is the task's or the inherited value;
+// `shell_explicit` whether the task itself wrote `shell:`.
+bool read_command(const MapEntry* e, Position task_pos, bool shell, bool shell_explicit,
+                  TaskTemplate& t, DiagnosticList& diags) {
+  const std::string label = "'command' of task '" + t.name + "'";
+  if (e == nullptr) {
+    diags.add(task_pos, "task '" + t.name + "' has no 'command'");
+    return false;
+  }
+  if (e->value.IsScalar()) {
+    const std::string& s = e->value.Scalar();
+    if (std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; })) {
+      diags.add(e->value_pos, label + " is empty");
+      return false;
+    }
+    if (shell_explicit && !shell) {
+      diags.add(e->value_pos, label +
+                                  " is a string, which always runs under /bin/sh -c; write it "
+                                  "as a list to run it without a shell");
+      return false;
+    }
+    t.shell = true;
+    t.shell_command = {s, e->value_pos};
+    return true;
+  }
+  if (e->value.IsSequence()) {
+    if (e->value.size() == 0) {
+      diags.add(e->value_pos, label + " is an empty list");
+      return false;
+    }
+    auto items = read_string_list(*e, label, false, diags);
+    if (!items) return false;
+    if (items->front().text.empty()) {
+      diags.add(items->front().pos, label + " starts with an empty program name");
+      return false;
+    }
+    t.shell = shell;
+    t.argv = std::move(*items);
+    return true;
+  }
+  if (e->value.IsNull()) {
+    diags.add(e->value_pos, label + " is empty");
+  } else {
+    diags.add(e->value_pos, label +
+                                " must be a string (run by /bin/sh -c) or a list (an argv), got " +
+                                describe_node(e->value));
+  }
+  return false;
+}
+
+}  // namespace
+
+void set_env(EnvEntries& env, const std::string& key, LocatedText value) {
+  for (auto& [k, v] : env) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  env.emplace_back(key, std::move(value));
+}
+
+TaskDefaults read_defaults(const MapEntry* entry, TaskDefaults base, DiagnosticList& diags) {
+  if (entry == nullptr || entry->value.IsNull()) return base;
+  if (!entry->value.IsMap()) {
+    diags.add(entry->value_pos, "'defaults' must be a map, got " + describe_node(entry->value));
+    return base;
+  }
+  for (const MapEntry& e : defaults_keys().check(entry->value, "in defaults", diags)) {
+    if (e.key == "env") {
+      if (auto env = read_env_map(e, "the env of defaults", diags)) {
+        for (auto& [k, v] : *env) set_env(base.env, k, std::move(v));
+      }
+    } else if (e.key == "workdir") {
+      if (auto w = read_string(e, "'workdir' in defaults", diags)) {
+        base.workdir = LocatedText{*w, e.value_pos};
+      }
+    } else if (e.key == "shell") {
+      if (auto b = read_bool(e, "'shell' in defaults", diags)) base.shell = *b;
+    } else {
+      read_common(e, "in defaults", base.per_rank, base.cores_pos, base.memory_pos, base.gpus_pos,
+                  base.retries, base.timeout, diags);
+    }
+  }
+  return base;
+}
+
+std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
+                                      const TaskDefaults& defaults, DiagnosticList& diags) {
+  const Position task_pos = position_of(node);
+  const std::string numbered = "task #" + std::to_string(index + 1);
+  if (!node.IsMap()) {
+    diags.add(task_pos, numbered + " must be a map with at least 'name' and 'command', got " +
+                            describe_node(node));
+    return std::nullopt;
+  }
+  const std::size_t before = diags.reports();
+  TaskTemplate t;
+  t.pos = task_pos;
+  const YAML::Node name_node = node["name"];
+  const bool named = name_node.IsScalar() && name_problem(name_node.Scalar()).empty();
+  t.name = named ? name_node.Scalar() : numbered;
+  const std::string context = "in task '" + t.name + "'";
+  const std::string where = named ? context : "in " + numbered;
+
+  const std::vector<MapEntry> entries = task_keys().check(node, where, diags);
+  bool ok = true;
+  const MapEntry* name = find_entry(entries, "name");
+  if (name == nullptr) {
+    diags.add(task_pos, numbered + " has no 'name'");
+    ok = false;
+  } else if (!name->value.IsScalar()) {
+    diags.add(name->value_pos,
+              "the name of " + numbered + " must be a string, got " + describe_node(name->value));
+    ok = false;
+  } else if (std::string why = name_problem(name->value.Scalar()); !why.empty()) {
+    diags.add(name->value_pos, why);
+    ok = false;
+  } else {
+    t.pos = name->value_pos;
+  }
+
+  bool shell = defaults.shell;
+  bool shell_explicit = false;
+  if (const MapEntry* e = find_entry(entries, "shell")) {
+    if (auto b = read_bool(*e, "'shell' " + where, diags)) {
+      shell = *b;
+      shell_explicit = true;
+    } else {
+      ok = false;
+    }
+  }
+  ok = read_command(find_entry(entries, "command"), t.pos, shell, shell_explicit, t, diags) && ok;
+
+  t.per_rank = defaults.per_rank;
+  t.cores_pos = defaults.cores_pos;
+  t.memory_pos = defaults.memory_pos;
+  t.gpus_pos = defaults.gpus_pos;
+  t.retries = defaults.retries;
+  t.timeout = defaults.timeout;
+  t.env = defaults.env;
+  t.workdir = defaults.workdir;
+  for (const MapEntry& e : entries) {
+    const std::string label = "'" + e.key + "' " + where;
+    if (e.key == "after") {
+      if (auto list = read_string_list(e, label, true, diags)) {
+        for (auto& a : *list) {
+          if (a.text.empty()) {
+            diags.add(a.pos, "an empty task name in " + label);
+          } else {
+            t.after.push_back(std::move(a));
+          }
+        }
+      }
+    } else if (e.key == "foreach") {
+      if (auto vars = read_foreach(e, t.name, diags)) {
+        t.sweep = std::move(*vars);
+        t.sweep_pos = e.key_pos;
+      }
+    } else if (e.key == "env") {
+      if (auto env = read_env_map(e, "the env of task '" + t.name + "'", diags)) {
+        for (auto& [k, v] : *env) set_env(t.env, k, std::move(v));
+      }
+    } else if (e.key == "workdir") {
+      if (auto w = read_string(e, label, diags)) t.workdir = LocatedText{*w, e.value_pos};
+    } else if (e.key == "outputs" || e.key == "inputs") {
+      if (auto list = read_string_list(e, label, true, diags)) {
+        (e.key == "outputs" ? t.outputs : t.inputs) = std::move(*list);
+      }
+    } else if (e.key == "estimate") {
+      if (auto d = read_duration(e, label, diags)) t.estimate = *d;
+    } else if (e.key == "description") {
+      (void)read_string(e, label, diags);
+    } else if (e.key == "kind") {
+      auto kind = read_string(e, label, diags);
+      if (!kind || *kind == "executable") continue;
+      if (*kind == "mpi" || *kind == "service") {
+        diags.add(e.value_pos, "kind '" + *kind + "' is not supported yet");
+      } else if (*kind == "function") {
+        diags.add(e.value_pos, "kind 'function' is only available from the C++ API");
+      } else {
+        diags.add(e.value_pos, "unknown kind '" + *kind + "' " + where +
+                                   did_you_mean(*kind, {"executable", "mpi", "service"}));
+      }
+    } else {
+      read_common(e, where, t.per_rank, t.cores_pos, t.memory_pos, t.gpus_pos, t.retries, t.timeout,
+                  diags);
+    }
+  }
+  if (diags.reports() != before) ok = false;
+  if (!ok) return std::nullopt;
+  return t;
+}
+
+}  // namespace chorus

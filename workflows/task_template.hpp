@@ -1,0 +1,54 @@
+// TaskTemplate: one entry of `tasks:` as written, before its sweep is expanded and its `after`
+// names are resolved. Keeps positions so later phases can point at the offending scalar.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/resources.hpp"
+#include "core/units.hpp"
+#include "workflows/diagnostic_list.hpp"
+#include "workflows/node_reader.hpp"
+#include "workflows/sweep.hpp"
+
+namespace chorus {
+
+using EnvEntries = std::vector<std::pair<std::string, LocatedText>>;
+
+// Values a task inherits: from `defaults:` and the top-level `env:`/`workdir:`.
+struct TaskDefaults {
+  Resources per_rank{1, 0, 0};
+  Position cores_pos, memory_pos, gpus_pos;  // where each was set (unknown = built-in default)
+  int retries = 0;
+  Duration timeout{0};
+  bool shell = false;
+  EnvEntries env;  // top-level env, then defaults env (later entries override earlier ones)
+  std::optional<LocatedText> workdir;
+};
+
+struct TaskTemplate {
+  std::string name;
+  Position pos;                      // the name's value; the task's map when it has no usable name
+  std::vector<SweepVariable> sweep;  // empty for a plain task
+  Position sweep_pos;
+  bool shell = false;
+  std::vector<LocatedText> argv;  // when !shell
+  LocatedText shell_command;      // when shell
+  std::vector<LocatedText> after;
+  EnvEntries env;  // inherited entries first, overridden in place by the task's own
+  std::optional<LocatedText> workdir;
+  Resources per_rank{1, 0, 0};
+  Position cores_pos, memory_pos, gpus_pos;
+  int retries = 0;
+  Duration timeout{0};
+  Duration estimate{0};
+  std::vector<LocatedText> outputs;
+  std::vector<LocatedText> inputs;
+};
+
+// Sets or overrides `key` in `env`, keeping the first position of the key in the order.
+void set_env(EnvEntries& env, const std::string& key, LocatedText value);
+
+}  // namespace chorus

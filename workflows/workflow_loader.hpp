@@ -1,0 +1,45 @@
+// Reading a workflow file (YAML, format version 1) into a WorkflowGraph: the entry point of
+// workflows/. The format is described in workflows/README.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/resources.hpp"
+#include "core/status.hpp"
+#include "core/workflow_graph.hpp"
+
+namespace chorus {
+
+// Files above this size are refused before they are read (a workflow of a million tasks is a
+// few hundred KB thanks to sweeps).
+inline constexpr std::uint64_t kMaxWorkflowFileBytes = 16 * 1024 * 1024;
+// Tasks after sweep expansion.
+inline constexpr std::uint64_t kMaxWorkflowTasks = 1'000'000;
+// Nesting of flow collections ([...] / {...}); deeper input is refused before parsing.
+inline constexpr int kMaxWorkflowNesting = 64;
+
+struct WorkflowLoadOptions {
+  std::string base_dir;    // absolute; relative `workdir:` values resolve against it (the cwd of
+                           // `chorus run`). Empty = the process's current directory.
+  Resources largest_node;  // tasks needing more than this "can never run here"; cores == 0 =
+                           // unknown (nothing is checked), memory_mb == 0 = memory unchecked
+  std::string machine_phrase = "this machine";  // used in that message
+};
+
+// Reads, validates and expands a workflow file. On error the Status (invalid_argument) message
+// holds one diagnostic per line, "path:line:col: message", at most 20, in file order, from the
+// first phase of checking that failed (syntax, then keys and values, then references, then
+// cycles). A path that does not exist gives not_found; other OS errors io_error.
+// The graph satisfies validate_graph(); source_path is the file's absolute path.
+Result<WorkflowGraph> load_workflow_file(const std::string& path,
+                                         const WorkflowLoadOptions& options);
+
+// The same for text already in memory; `path_for_messages` prefixes diagnostics, gives the
+// default workflow name (its stem) and becomes source_path as written.
+Result<WorkflowGraph> parse_workflow_text(std::string_view text,
+                                          const std::string& path_for_messages,
+                                          const WorkflowLoadOptions& options);
+
+}  // namespace chorus
