@@ -1,5 +1,6 @@
 #include "api/run_workflow.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -1,0 +1,4 @@
+// <chorus/chorus.hpp>: the one header an embedding application includes.
+#pragma once
+
+#include "api/chorus.hpp"

@@ -1,0 +1,42 @@
+// The examples work as their READMEs say: quickstart through the CLI, embed against the
+// installed package (cmake --install, find_package(chorus)).
+#include <doctest/doctest.h>
+
+#include "support/process.hpp"
+
+using namespace chorus::test;
+
+TEST_CASE("Integration.Examples.QuickstartPrintsResult") {
+  auto r = run_process({binary_dir() + "/examples/quickstart/run_quickstart.sh"}, binary_dir());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("result: rows=100000 parts=64 mean=") != std::string::npos);
+  CHECK(r.err.find("66 tasks: 66 succeeded") != std::string::npos);
+}
+
+TEST_CASE("Integration.Examples.EmbedBuildsAgainstInstalledPackage") {
+  TempDir dir;
+  std::string prefix = dir / "prefix";
+  auto install = run_process({"cmake", "--install", binary_dir(), "--prefix", prefix}, dir.path());
+  INFO(install.err);
+  REQUIRE(install.exit_code == 0);
+  CHECK(file_exists(prefix + "/include/chorus/chorus.hpp"));
+  std::string build = dir / "embed-build";
+  auto configure = run_process({"cmake", "-S", source_dir() + "/examples/embed", "-B", build,
+                                "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                                "-DCMAKE_PREFIX_PATH=" + prefix,
+                                CHORUS_TEST_SANITIZE ? "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined"
+                                                     : "-DCMAKE_CXX_FLAGS="},
+                               dir.path());
+  INFO(configure.out, configure.err);
+  REQUIRE(configure.exit_code == 0);
+  auto compile = run_process({"cmake", "--build", build}, dir.path());
+  INFO(compile.out);
+  REQUIRE(compile.exit_code == 0);
+  auto run = run_process({build + "/embed", dir / "state"}, dir.path());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("run embed-1: succeeded, 259 tasks succeeded") != std::string::npos);
+  CHECK(run.out.find("over 100000 numbers") != std::string::npos);
+  CHECK(file_exists(dir / "state/chorus.db"));
+}
