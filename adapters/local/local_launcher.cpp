@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/pidfd.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,6 +48,9 @@ std::string signal_words(int sig) {
   }
   return s;
 }
+
+// Through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C", so C++ cannot link against it.
+int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U)); }
 
 int waitid_retry(pid_t pid, siginfo_t& info, int options) {
   int rc;
@@ -257,7 +260,7 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
     return Status{ErrorCode::io_error, std::string("local launcher cannot watch task '") +
                                            spec.name + "': " + what + ": " + os_words(err)};
   };
-  int pidfd = ::pidfd_open(pid, 0);
+  int pidfd = open_pidfd(pid);
   if (pidfd < 0) return undo("pidfd_open (needs Linux 5.3 or later)", errno);
 
   std::uint32_t slot;
