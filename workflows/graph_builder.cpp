@@ -5,6 +5,7 @@
 
 #include "core/text.hpp"
 #include "workflows/placeholder.hpp"
+#include "workflows/suggestion.hpp"
 
 namespace chorus {
 namespace {
@@ -58,11 +59,12 @@ void GraphBuilder::check_templates() {
     const std::uint64_t so_far = first_id_.back();
     if (!over_limit && size > limits_.max_tasks - so_far) {
       over_limit = true;
-      diags_.add(t.sweep.empty() ? t.pos : t.sweep_pos,
-                 "too many tasks: a workflow may have at most " +
-                     std::to_string(limits_.max_tasks) + " tasks, and " + task_kind_name(t) +
-                     " adds " + std::to_string(size) + " to the " + std::to_string(so_far) +
-                     " before it");
+      diags_.add(
+          t.sweep.empty() ? t.pos : t.sweep_pos,
+          "too many tasks: " + task_kind_name(t) + " has " + std::to_string(size) +
+              (t.sweep.empty() ? " task" : " members") +
+              (so_far > 0 ? " and " + std::to_string(so_far) + " tasks come before it" : "") +
+              "; a workflow may have at most " + std::to_string(limits_.max_tasks) + " tasks");
     }
     first_id_.push_back(over_limit ? so_far : so_far + size);
     check_placeholders(t);
@@ -151,7 +153,7 @@ std::optional<GraphBuilder::Target> GraphBuilder::resolve(std::size_t from,
         std::vector<std::string> names;
         for (const auto& [name, m] : members_[tmpl]) names.push_back(name);
         std::sort(names.begin(), names.end());
-        hint = did_you_mean(ref.text, names);
+        hint = suggestion(ref.text, names);
       }
       if (hint.empty())
         hint = " (members are named like '" + member_name(t.name, sweep_member(t.sweep, 0)) + "')";
@@ -163,7 +165,7 @@ std::optional<GraphBuilder::Target> GraphBuilder::resolve(std::size_t from,
   std::vector<std::string> names;
   names.reserve(templates_.size());
   for (const auto& t : templates_) names.push_back(t.name);
-  diags_.add(ref.pos, head + "unknown task '" + ref.text + "'" + did_you_mean(ref.text, names));
+  diags_.add(ref.pos, head + "unknown task '" + ref.text + "'" + suggestion(ref.text, names));
   return std::nullopt;
 }
 
@@ -177,6 +179,7 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
     }
   }
   if (diags_.reports() != before) return false;
+  if (!check_edge_count(fixed)) return false;
 
   graph.tasks.clear();
   graph.tasks.reserve(first_id_.back());
@@ -256,6 +259,45 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
     }
   }
   return diags_.reports() == before;
+}
+
+bool GraphBuilder::check_edge_count(const std::vector<std::vector<std::optional<Target>>>& fixed) {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < templates_.size(); ++i) {
+    std::vector<std::size_t> whole;
+    std::vector<std::pair<std::size_t, std::uint64_t>> single;
+    std::uint64_t per_member = 0;
+    for (std::size_t a = 0; a < fixed[i].size(); ++a) {
+      if (!fixed[i][a]) {
+        per_member += 1;  // has placeholders: one member; counted exactly during expansion
+      } else if (fixed[i][a]->member == kAll) {
+        whole.push_back(fixed[i][a]->tmpl);
+      } else {
+        single.emplace_back(fixed[i][a]->tmpl, fixed[i][a]->member);
+      }
+    }
+    std::sort(whole.begin(), whole.end());
+    whole.erase(std::unique(whole.begin(), whole.end()), whole.end());
+    std::sort(single.begin(), single.end());
+    single.erase(std::unique(single.begin(), single.end()), single.end());
+    for (std::size_t w : whole) per_member += first_id_[w + 1] - first_id_[w];
+    for (const auto& [tmpl, m] : single) {
+      if (!std::binary_search(whole.begin(), whole.end(), tmpl)) per_member += 1;
+    }
+    const std::uint64_t members = first_id_[i + 1] - first_id_[i];
+    total += members * per_member;  // both <= 1e6 + 1e6 entries: no overflow
+    if (total > limits_.max_edges) {
+      const TaskTemplate& t = templates_[i];
+      diags_.add(t.after.empty() ? t.pos : t.after.front().pos,
+                 "too many dependencies: with " + task_kind_name(t) + " the workflow has " +
+                     std::to_string(total) + " 'after' links, more than the limit of " +
+                     std::to_string(limits_.max_edges) +
+                     " (a sweep after a sweep waits for every member of it; put one task "
+                     "between them, or depend on one member each with \"name[var={var}]\")");
+      return false;
+    }
+  }
+  return true;
 }
 
 void GraphBuilder::check_cycles(const WorkflowGraph& graph) {

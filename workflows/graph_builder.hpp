@@ -48,6 +48,8 @@ class GraphBuilder {
   // Resolves `ref` written in template `from`; reports and returns nullopt when unknown.
   std::optional<Target> resolve(std::size_t from, const LocatedText& ref);
   std::optional<std::uint64_t> find_member(std::size_t tmpl, const std::string& name);
+  // Refuses, before allocating anything, a graph with more than max_edges dependency links.
+  bool check_edge_count(const std::vector<std::vector<std::optional<Target>>>& fixed);
   bool expand(WorkflowGraph& graph);
   void check_cycles(const WorkflowGraph& graph);
 

@@ -143,7 +143,7 @@ std::optional<std::vector<LocatedText>> read_string_list(const MapEntry& e,
   }
   if (!e.value.IsSequence()) {
     diags.add(e.value_pos, label + " must be a list" +
-                               std::string(allow_single ? " or a single name" : "") + ", got " +
+                               std::string(allow_single ? " or a single value" : "") + ", got " +
                                describe_node(e.value));
     return std::nullopt;
   }

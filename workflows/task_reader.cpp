@@ -7,6 +7,7 @@
 
 #include "core/text.hpp"
 #include "workflows/key_checker.hpp"
+#include "workflows/suggestion.hpp"
 
 namespace chorus {
 namespace {
@@ -269,9 +270,17 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   const std::size_t before = diags.reports();
   TaskTemplate t;
   t.pos = task_pos;
-  const YAML::Node name_node = node["name"];
-  const bool named = name_node.IsScalar() && name_problem(name_node.Scalar()).empty();
-  t.name = named ? name_node.Scalar() : numbered;
+  // The name is needed for messages about the other keys; operator[] on a const map without the
+  // key would give an invalid node, so look for it by iterating.
+  bool named = false;
+  for (auto it = node.begin(); it != node.end() && !named; ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == "name" && it->second.IsScalar() &&
+        name_problem(it->second.Scalar()).empty()) {
+      named = true;
+      t.name = it->second.Scalar();
+    }
+  }
+  if (!named) t.name = numbered;
   const std::string context = "in task '" + t.name + "'";
   const std::string where = named ? context : "in " + numbered;
 
@@ -352,7 +361,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
         diags.add(e.value_pos, "kind 'function' is only available from the C++ API");
       } else {
         diags.add(e.value_pos, "unknown kind '" + *kind + "' " + where +
-                                   did_you_mean(*kind, {"executable", "mpi", "service"}));
+                                   suggestion(*kind, {"executable", "mpi", "service"}));
       }
     } else {
       read_common(e, where, t.per_rank, t.cores_pos, t.memory_pos, t.gpus_pos, t.retries, t.timeout,
