@@ -8,8 +8,9 @@
 // number of processes may open the same file: writers are serialised by SQLite's write lock
 // (waiting up to 10 s), readers never block the writer.
 //
-// Schema (version 1): see schema() in sqlite_store.cpp. Runs carry an integer `key` that events
-// reference, so replay of one run walks the (run, seq) index and never touches other runs' rows.
+// Schema (version 1): see kSchema in sqlite_store.cpp. Each run's events occupy one contiguous
+// rowid range, so replay of one run never touches other runs' rows. EventRecord::seq counts 1, 2,
+// ... within its run, in append order.
 #pragma once
 
 #include <cstdint>
@@ -80,7 +81,8 @@ class SqliteStore final : public StateStore {
   Stmt begin_;
   Stmt commit_;
   Stmt rollback_;
-  Stmt insert_event_;
+  Stmt insert_event_;   // one row
+  Stmt insert_events_;  // kRowsPerInsert rows
   Stmt select_run_key_;
   Stmt select_run_by_id_;
   Stmt select_runs_;
@@ -92,6 +94,7 @@ class SqliteStore final : public StateStore {
   Stmt insert_run_;
   Stmt update_run_;
   Stmt select_events_;
+  Stmt select_last_seq_;
 };
 
 }  // namespace chorus

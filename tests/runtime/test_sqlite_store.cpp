@@ -165,7 +165,8 @@ TEST_CASE("Runtime.SqliteStore.FindsRunsByIdLatestNumberAndPrefix") {
   CHECK(store->find_run("latest")->id == "train-1");  // by creation time, not by insertion
   CHECK(store->find_run("3")->id == "train-3");       // the only id ending in "-3"
   CHECK(store->find_run("ev")->id == "eval-1");       // unique prefix
-  CHECK(store->find_run("quickstart-")->id.starts_with("quickstart-"));
+  CHECK(store->find_run("quickstart-1")->id == "quickstart-1");  // exact beats prefix of none
+  CHECK(!store->find_run("quickstart-").ok());                   // prefix of two
 }
 
 TEST_CASE("Runtime.SqliteStore.FindRunExplainsAmbiguousAndUnknownIds") {
@@ -357,7 +358,34 @@ TEST_CASE("Runtime.SqliteStore.ReplaySortsTasksAndSeparatesRuns") {
   REQUIRE(ea->size() == 4);
   CHECK((*ea)[0].name == "t9");
   CHECK((*ea)[3].name == "t4");
-  for (std::size_t i = 1; i < ea->size(); ++i) CHECK((*ea)[i - 1].seq < (*ea)[i].seq);
+  for (std::size_t i = 0; i < ea->size(); ++i)
+    CHECK((*ea)[i].seq == static_cast<std::int64_t>(i + 1));
+  CHECK(store->events(b)->front().seq == 1);
+}
+
+TEST_CASE("Runtime.SqliteStore.LargeBatchesKeepTheirOrder") {
+  TempDir dir;
+  auto store = open_store(dir.file("journal.db"));
+  const std::string run = create(*store, "flow").id;
+  // Sizes around the multi-row INSERT chunk: whole chunks, chunks plus a tail, a tail alone.
+  std::vector<TaskEvent> all;
+  for (std::size_t size : {75u, 32u, 1u, 64u, 31u}) {
+    std::vector<TaskEvent> batch;
+    for (std::size_t i = 0; i < size; ++i) {
+      batch.push_back(event(static_cast<TaskId>(all.size()), "t", TaskState::running,
+                            static_cast<double>(all.size()), 1, 0, all.size() * 7919));
+      all.push_back(batch.back());
+    }
+    append(*store, run, batch);
+  }
+  auto events = store->events(run);
+  REQUIRE(events.ok());
+  REQUIRE(events->size() == all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    CHECK((*events)[i].task == all[i].task);
+    CHECK((*events)[i].fingerprint == all[i].fingerprint);
+    CHECK((*events)[i].seq == static_cast<std::int64_t>(i + 1));
+  }
 }
 
 TEST_CASE("Runtime.SqliteStore.FingerprintsAndDetailsRoundTrip") {
@@ -538,12 +566,13 @@ TEST_CASE("Runtime.SqliteStore.RefusesAFileThatIsNotAJournal") {
   SUBCASE("garbage bytes") {
     const std::string path = dir.file("notes.txt");
     std::ofstream(path) << "these are my notes, not a database\n" << std::string(5000, 'x');
+    const auto size = fs::file_size(path);
     auto store = open_sqlite_store(path);
     REQUIRE(!store.ok());
     CHECK(store.status().code() == ErrorCode::io_error);
     CHECK(contains(store.status().message(), path + " is not a Chorus journal ("));
     // The file is left as it was.
-    CHECK(fs::file_size(path) == 36 + 5000);
+    CHECK(fs::file_size(path) == size);
   }
   SUBCASE("another application's database") {
     const std::string path = dir.file("other.db");
