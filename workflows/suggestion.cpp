@@ -1,7 +1,5 @@
 #include "workflows/suggestion.hpp"
 
-#include <utility>
-
 #include "core/text.hpp"
 
 namespace chorus {
@@ -18,18 +16,22 @@ bool is_transposition(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string suggestion(std::string_view word, const std::vector<std::string>& candidates) {
-  std::string hint = did_you_mean(word, candidates);
-  if (!hint.empty() || word.size() < 2) return hint;
-  std::string match;
+std::string closest_word(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best = closest_match(word, candidates);
+  if (!best.empty() || word.size() < 2) return best;
   int matches = 0;
   for (const auto& c : candidates) {
     if (is_transposition(word, c) || (word.size() >= 3 && c.starts_with(word))) {
-      match = c;
+      best = c;
       ++matches;
     }
   }
-  return matches == 1 ? " (did you mean '" + match + "'?)" : std::string{};
+  return matches == 1 ? best : std::string{};
+}
+
+std::string suggestion(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best = closest_word(word, candidates);
+  return best.empty() ? std::string{} : " (did you mean '" + best + "'?)";
 }
 
 }  // namespace chorus

@@ -9,6 +9,9 @@
 
 namespace chorus {
 
+// The likely intended candidate, or "".
+std::string closest_word(std::string_view word, const std::vector<std::string>& candidates);
+
 // " (did you mean 'x'?)" or "".
 std::string suggestion(std::string_view word, const std::vector<std::string>& candidates);
 
