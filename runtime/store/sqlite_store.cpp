@@ -6,6 +6,7 @@
 #include <bit>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -294,7 +295,7 @@ SqliteStore::~SqliteStore() {
   select_events_.reset();
   select_last_seq_.reset();
   insert_events_.reset();
-  sqlite3_close(db_);
+  sqlite3_close_v2(db_);
 }
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) {
@@ -312,6 +313,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (db != nullptr && sqlite3_system_errno(db) != 0) {
+      message += std::string(" (") + std::strerror(sqlite3_system_errno(db)) + ")";
+    }
     sqlite3_close(db);
     return io_error("cannot open journal " + path + ": " + message);
   }

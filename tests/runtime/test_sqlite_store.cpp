@@ -207,7 +207,7 @@ TEST_CASE("Runtime.SqliteStore.UnknownRunListsOnlyTheNewestRuns") {
   for (int i = 0; i < 14; ++i) create(*store, "sweep", "/s.yaml", 100 + i);
   auto unknown = store->find_run("x");
   REQUIRE(!unknown.ok());
-  const std::string& message = unknown.status().message();
+  const std::string message = unknown.status().message();
   CHECK(contains(message, "4 older, sweep-5, "));
   CHECK(contains(message, "sweep-14)"));
   CHECK(!contains(message, "sweep-4,"));
@@ -601,4 +601,10 @@ TEST_CASE("Runtime.SqliteStore.MissingDirectoryIsAClearError") {
   CHECK(contains(store.status().message(), "cannot open journal " + path));
   CHECK(contains(store.status().message(), "does not exist"));
   CHECK(!fs::exists(dir.file("no")));
+
+  fs::create_directory(dir.file("a_directory"));
+  auto on_dir = open_sqlite_store(dir.file("a_directory"));
+  REQUIRE(!on_dir.ok());
+  CHECK(on_dir.status().code() == ErrorCode::io_error);
+  CHECK(contains(on_dir.status().message(), "cannot open journal " + dir.file("a_directory")));
 }
