@@ -29,11 +29,17 @@ std::string tail_of(const std::string& path, int max_lines) {
   std::string text(static_cast<std::size_t>(size - from), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   while (!text.empty() && text.back() == '\n') text.pop_back();
-  std::size_t pos = text.size();
-  for (int n = 0; n < max_lines && pos != std::string::npos && pos > 0; ++n) {
-    pos = text.rfind('\n', pos - 1);
+  // Walk back over `max_lines` newlines; the tail starts after the last one found.
+  std::size_t start = text.size();
+  for (int n = 0; n < max_lines && start > 0; ++n) {
+    std::size_t nl = text.rfind('\n', start - 1);
+    if (nl == std::string::npos) {
+      start = 0;
+      break;
+    }
+    start = nl;
   }
-  return pos == std::string::npos ? text : text.substr(pos + 1);
+  return start == 0 ? text : text.substr(start + 1);
 }
 
 struct RunArgs {

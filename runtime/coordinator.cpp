@@ -20,6 +20,7 @@ struct TaskRuntime {
   std::int32_t node = -1;        // index into nodes while running
   LaunchHandle handle = 0;
   TimePoint started{};  // of the latest attempt
+  std::uint64_t fingerprint = 0;  // of the spec as launched; journaled with every event
   bool launched = false;  // a launcher holds it (cancel must go through the launcher)
 };
 
@@ -202,7 +203,8 @@ class Coordinator::Impl {
       e.attempt = r.attempt;
       e.state = TaskState::running;
       e.time = wall_seconds_now();
-      e.fingerprint = spec_fingerprint(spec);
+      r.fingerprint = spec_fingerprint(spec);
+      e.fingerprint = r.fingerprint;
       if (nodes_.size() > 1) e.detail = nodes_[best].name;
       events_.push_back(std::move(e));
       to_launch_.push_back(spec.id);
@@ -352,6 +354,7 @@ class Coordinator::Impl {
     e.state = state;
     e.time = wall_seconds_now();
     e.exit_code = code;
+    e.fingerprint = rt_[id].fingerprint;
     e.detail = std::move(detail);
     events_.push_back(std::move(e));
   }

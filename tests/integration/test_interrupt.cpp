@@ -33,7 +33,7 @@ std::vector<pid_t> pids_in(const std::string& dir, int n) {
 void interrupt_test(int signal_number) {
   TempDir dir;
   // Each task leaves a grandchild too (the sleep in the background), to prove whole groups die.
-  write_file(dir / "wf.yaml", R"(name: long
+  write_file(dir / "wf.yaml", R"Y(name: long
 tasks:
   - name: sleeper
     foreach: {i: "range(0, 2)"}
@@ -42,7 +42,7 @@ tasks:
   - name: later
     command: [/bin/true]
     after: [sleeper]
-)");
+)Y");
   pid_t chorus = start_process({chorus_bin(), "run", "wf.yaml", "--grace", "1s"}, dir.path());
   REQUIRE(eventually([&] { return pids_in(dir.path(), 2).size() == 2; }, 30));
   auto pids = pids_in(dir.path(), 2);
@@ -66,11 +66,11 @@ TEST_CASE("Integration.Interrupt.SigtermStopsEveryProcessGroup") { interrupt_tes
 
 TEST_CASE("Integration.Interrupt.CancelCommandStopsLiveRun") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: cancelme
+  write_file(dir / "wf.yaml", R"Y(name: cancelme
 tasks:
   - name: sleeper
     command: "sleep 600 & echo $! > pid.0; wait"
-)");
+)Y");
   pid_t chorus = start_process({chorus_bin(), "run", "wf.yaml", "--grace", "1s"}, dir.path());
   REQUIRE(eventually([&] { return pids_in(dir.path(), 1).size() == 1; }, 30));
   auto r = run_chorus({"cancel", "cancelme-1"}, dir.path());
@@ -83,7 +83,7 @@ tasks:
 TEST_CASE("Integration.Resume.SigkillThenResumeRunsNoSucceededTaskTwice") {
   TempDir dir;
   // 24 tasks of ~0.3 s on (at most) the machine's cores; each logs every execution.
-  write_file(dir / "wf.yaml", R"(name: resumable
+  write_file(dir / "wf.yaml", R"Y(name: resumable
 tasks:
   - name: step
     foreach: {i: "range(0, 24)"}
@@ -92,7 +92,7 @@ tasks:
   - name: final
     command: "echo final >> executions.log"
     after: [step]
-)");
+)Y");
   pid_t chorus = start_process({chorus_bin(), "run", "wf.yaml"}, dir.path());
   // Kill once a few tasks have succeeded, mid-run.
   REQUIRE(eventually(
@@ -135,14 +135,14 @@ tasks:
 
 TEST_CASE("Integration.Resume.ByFileRerunsOnlyFailedAndChanged") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: fix
+  write_file(dir / "wf.yaml", R"Y(name: fix
 tasks:
   - name: a
     command: "echo a >> runs.log"
   - name: b
     command: "echo b >> runs.log; test -f fixed"
     after: [a]
-)");
+)Y");
   CHECK(run_chorus({"run", "wf.yaml"}, dir.path()).exit_code == 1);
   write_file(dir / "fixed", "");
   auto r = run_chorus({"run", "wf.yaml", "--resume"}, dir.path());
@@ -150,14 +150,14 @@ tasks:
   CHECK(r.exit_code == 0);
   CHECK(read_lines(dir / "runs.log") == std::vector<std::string>{"a", "b", "b"});
   // A changed spec reruns even a succeeded task.
-  write_file(dir / "wf.yaml", R"(name: fix
+  write_file(dir / "wf.yaml", R"Y(name: fix
 tasks:
   - name: a
     command: "echo a2 >> runs.log"
   - name: b
     command: "echo b >> runs.log; test -f fixed"
     after: [a]
-)");
+)Y");
   CHECK(run_chorus({"run", "wf.yaml", "--resume"}, dir.path()).exit_code == 0);
   CHECK(read_lines(dir / "runs.log") == std::vector<std::string>{"a", "b", "b", "a2"});
 }

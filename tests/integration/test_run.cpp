@@ -19,7 +19,7 @@ std::size_t index_of(const std::vector<std::string>& lines, const std::string& w
 
 TEST_CASE("Integration.Run.DagRunsInDependencyOrder") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: order
+  write_file(dir / "wf.yaml", R"Y(name: order
 tasks:
   - name: a
     command: "echo a >> order.log"
@@ -33,7 +33,7 @@ tasks:
   - name: d
     command: "echo d >> order.log"
     after: ["b[i=2]"]
-)");
+)Y");
   auto r = run_chorus({"run", "wf.yaml"}, dir.path());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -52,7 +52,7 @@ tasks:
 
 TEST_CASE("Integration.Run.FailingTaskFailsRunAndShowsStderr") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: failing
+  write_file(dir / "wf.yaml", R"Y(name: failing
 tasks:
   - name: good
     command: [/bin/true]
@@ -61,7 +61,7 @@ tasks:
   - name: downstream
     command: [/bin/true]
     after: [bad]
-)");
+)Y");
   auto r = run_chorus({"run", "wf.yaml"}, dir.path());
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("disk quota exceeded on /scratch") != std::string::npos);
@@ -77,13 +77,13 @@ tasks:
 
 TEST_CASE("Integration.Run.MissingProgramFailsTaskNotRun") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: missing
+  write_file(dir / "wf.yaml", R"Y(name: missing
 tasks:
   - name: ghost
     command: [./does-not-exist, --flag]
   - name: fine
     command: "echo fine > fine.txt"
-)");
+)Y");
   auto r = run_chorus({"run", "wf.yaml"}, dir.path());
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("No such file or directory") != std::string::npos);
@@ -92,12 +92,12 @@ tasks:
 
 TEST_CASE("Integration.Run.RetriesUntilSuccess") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: flaky
+  write_file(dir / "wf.yaml", R"Y(name: flaky
 tasks:
   - name: flaky
     command: "echo x >> tries.log; test $(wc -l < tries.log) -ge 3"
     retries: 2
-)");
+)Y");
   auto r = run_chorus({"run", "wf.yaml"}, dir.path());
   INFO(r.err);
   CHECK(r.exit_code == 0);
@@ -106,12 +106,12 @@ tasks:
 
 TEST_CASE("Integration.Run.TimeoutKillsWholeProcessGroup") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: slow
+  write_file(dir / "wf.yaml", R"Y(name: slow
 tasks:
   - name: slow
     command: "sleep 300 & echo $! > child.pid; sleep 300"
     timeout: 1s
-)");
+)Y");
   auto r = run_chorus({"run", "wf.yaml", "--grace", "500ms"}, dir.path());
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("timed_out") != std::string::npos);
@@ -121,12 +121,12 @@ tasks:
 
 TEST_CASE("Integration.Run.JsonPrintsOneEventPerLine") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: json
+  write_file(dir / "wf.yaml", R"Y(name: json
 tasks:
   - name: t
     foreach: {i: [1, 2, 3]}
     command: [/bin/true]
-)");
+)Y");
   auto r = run_chorus({"run", "wf.yaml", "--json"}, dir.path());
   REQUIRE(r.exit_code == 0);
   std::size_t finished = 0, lines = 0;
@@ -147,13 +147,13 @@ tasks:
 
 TEST_CASE("Integration.Run.TaskEnvironmentAndLogs") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: envs
+  write_file(dir / "wf.yaml", R"Y(name: envs
 tasks:
   - name: show
     foreach: {part: [7]}
     command: "echo run=$CHORUS_RUN_ID task=$CHORUS_TASK part=$part mine=$MINE; echo oops >&2"
     env: {MINE: "v{part}"}
-)");
+)Y");
   auto r = run_chorus({"run", "wf.yaml"}, dir.path());
   REQUIRE(r.exit_code == 0);
   auto logs = run_chorus({"logs", "latest", "show[part=7]"}, dir.path());
@@ -167,11 +167,11 @@ tasks:
 
 TEST_CASE("Integration.Validate.ReportsFileLineColumn") {
   TempDir dir;
-  write_file(dir / "wf.yaml", R"(name: typo
+  write_file(dir / "wf.yaml", R"Y(name: typo
 tasks:
   - name: a
     comand: [/bin/true]
-)");
+)Y");
   auto r = run_chorus({"validate", "wf.yaml"}, dir.path());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("wf.yaml:4:5:") != std::string::npos);
