@@ -84,6 +84,7 @@ void add_plan_command(CLI::App& app) {
     std::string deadline;
     std::string time_limit = "120s";
     bool json = false;
+    bool no_reclaim = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("file", a->file, "Workflow: YAML, or a WfCommons instance (.json)")->required();
@@ -95,6 +96,8 @@ void add_plan_command(CLI::App& app) {
                   "Deadline (30m, 812, ...; default: critical path at the mean speed)");
   cmd->add_option("--time-limit", a->time_limit, "Limit for each CBC solve")->default_str("120s");
   cmd->add_flag("--json", a->json, "Print one JSON object");
+  cmd->add_flag("--no-reclaim", a->no_reclaim,
+                "SPWD: skip slack reclamation after the merge (the paper's algorithm exactly)");
   cmd->callback([a] {
     auto fail = [](const Status& s) {
       print_error(s.message());
@@ -116,6 +119,7 @@ void add_plan_command(CLI::App& app) {
     auto limit = parse_duration(a->time_limit);
     if (!limit.ok()) fail(invalid_argument("--time-limit: " + limit.status().message()));
     opt.time_limit_s = std::chrono::duration<double>(*limit).count();
+    opt.reclaim_slack = !a->no_reclaim;
     auto planner = make_planner(a->planner, opt);
     if (!planner.ok()) fail(planner.status());
 
@@ -159,6 +163,8 @@ void add_plan_command(CLI::App& app) {
         stats["synthetic_vertices"] = pl.stats.synthetic_vertices;
         stats["substitute_vertices"] = pl.stats.substitute_vertices;
         stats["infeasible_pieces"] = pl.stats.infeasible_pieces;
+        stats["merged_cost"] = pl.stats.merged_cost;
+        stats["reclaim_moves"] = pl.stats.reclaim_moves;
       }
       j["stats"] = stats;
       j["types_used"] = used;

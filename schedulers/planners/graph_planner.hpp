@@ -23,6 +23,9 @@ struct PlanOptions {
   // included); values below 2 are rejected.
   std::size_t max_subgraph_size = 50;
   double time_limit_s = 120;  // for each CBC solve
+  // SPWD: after the merge, move tasks to cheaper types while the deadline holds
+  // (slack_reclaim.hpp). Not part of the paper's algorithm; off reproduces it exactly.
+  bool reclaim_slack = true;
 };
 
 struct PlanStats {
@@ -40,6 +43,8 @@ struct PlanStats {
   std::size_t substitute_vertices = 0;  // added by series-node splitting
   std::size_t infeasible_pieces = 0;    // pieces CBC could not solve (given the fastest type)
   std::string formulation;              // "paths" / "start-times" / "mixed"
+  double merged_cost = 0;               // SPWD: cost after step 6, before slack reclamation
+  std::size_t reclaim_moves = 0;        // SPWD: tasks moved by slack reclamation
 };
 
 struct Plan {

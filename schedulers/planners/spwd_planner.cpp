@@ -4,6 +4,7 @@
 
 #include "schedulers/planners/heft.hpp"
 #include "schedulers/planners/plan_evaluation.hpp"
+#include "schedulers/planners/slack_reclaim.hpp"
 #include "schedulers/planners/sp_graph.hpp"
 #include "schedulers/planners/sp_tree.hpp"
 #include "schedulers/planners/spwd_decomposition.hpp"
@@ -118,6 +119,11 @@ Result<Plan> SpwdPlanner::plan(const WorkflowGraph& graph, const Platform& platf
   }
   plan.type = std::move(type);
   if (Status st = evaluate_plan(graph, platform, plan); !st.ok()) return st;
+  plan.stats.merged_cost = plan.cost;
+  if (options_.reclaim_slack && plan.deadline_met) {
+    plan.stats.reclaim_moves = reclaim_slack(graph, platform, plan.deadline_s, plan.type);
+    if (Status st = evaluate_plan(graph, platform, plan); !st.ok()) return st;
+  }
   return plan;
 }
 
