@@ -230,6 +230,8 @@ WspMilpResult solve_wsp_milp(const WspInstance& inst, const WspMilpOptions& opti
   Cbc_setObjSense(cbc, 1);
   Cbc_setLogLevel(cbc, 0);
   Cbc_setMaximumSeconds(cbc, options.time_limit_s);
+  // CBC counts CPU seconds by default; on a shared machine the limit must be wall time.
+  Cbc_setParameter(cbc, "timeMode", "elapsed");
   if (options.warm_start) {
     std::vector<int> idx;
     std::vector<double> val;
