@@ -193,6 +193,8 @@ void add_plan_command(CLI::App& app) {
           "(%zu synthetic, %zu substitutes), %zu edges\n",
           opt.max_subgraph_size, pl.stats.pieces, pl.stats.max_piece_size, pl.stats.sp_vertices,
           pl.stats.synthetic_vertices, pl.stats.substitute_vertices, pl.stats.sp_edges);
+      std::printf("           cost %.2f after the merge; slack reclamation moved %zu task(s)\n",
+                  pl.stats.merged_cost, pl.stats.reclaim_moves);
     }
     std::printf("types     ");
     for (const auto& [name, n] : used) std::printf(" %s:%zu", name.c_str(), n);
