@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +50,9 @@ std::string signal_words(int sig) {
 }
 
 // Through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C", so C++ cannot link against it.
-int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U)); }
+int open_pidfd(pid_t pid) {
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U));
+}
 
 int waitid_retry(pid_t pid, siginfo_t& info, int options) {
   int rc;
