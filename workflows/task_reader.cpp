@@ -61,6 +61,10 @@ std::string name_problem(const std::string& name) {
       return "task name '" + name + "' must not contain '[', ']' or '/'" +
              (c == '/' ? "" : " (sweep members get '[...]' added to their name)");
     }
+    if (c == '{' || c == '}') {
+      return "task name '" + name + "' must not contain '{' or '}' (they would read as " +
+             "placeholders where the name is used in 'after')";
+    }
     if (std::iscntrl(static_cast<unsigned char>(c))) {
       return "task name '" + name + "' must not contain control characters";
     }

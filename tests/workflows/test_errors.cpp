@@ -151,12 +151,15 @@ TEST_CASE("Workflows.Errors.BadTaskNames") {
     command: [x]
   - name: [a]
     command: [x]
+  - name: "a{b}"
+    command: [x]
 )Y");
   check_has_line(m, "wf.yaml:2:5: task #1 has no 'name'");
   CHECK(contains(m, "wf.yaml:3:11: task name 'a[1]' must not contain '[', ']' or '/'"));
   check_has_line(m, "wf.yaml:5:11: task name 'x/y' must not contain '[', ']' or '/'");
   check_has_line(m, "wf.yaml:7:11: a task name must not be empty");
   check_has_line(m, "wf.yaml:9:11: the name of task #5 must be a string, got a list");
+  CHECK(contains(m, "wf.yaml:11:11: task name 'a{b}' must not contain '{' or '}'"));
 }
 
 TEST_CASE("Workflows.Errors.DuplicateTaskNamePointsAtTheSecond") {
@@ -544,4 +547,54 @@ TEST_CASE("Workflows.Errors.LaterPhasesWaitForEarlierOnes") {
   std::string m = error_of("tasks: [{name: a, command: [x], after: nope, colour: red}]");
   CHECK(contains(m, "unknown key 'colour'"));
   CHECK(!contains(m, "nope"));
+}
+
+TEST_CASE("Workflows.Errors.MutatedInputNeverCrashes") {
+  // Seeded byte mutations of a valid file: each must load or fail with located diagnostics.
+  const std::string base = R"Y(name: q
+defaults: {retries: 0, timeout: 10m, cores: 1}
+env: {A: "1"}
+tasks:
+  - name: generate
+    command: [./gen, --rows, "1000"]
+    outputs: [data.csv]
+  - name: transform
+    foreach: {part: "range(0, 8)", m: [a, b]}
+    command: [./transform, "{part}", "{{x}}"]
+    after: [generate]
+    env: {OMP_NUM_THREADS: "1"}
+  - name: reduce
+    command: "cat out/*.txt | ./reduce"
+    after: [transform, "transform[part=1,m=a]"]
+    retries: 2
+)Y";
+  const std::string alphabet = "[]{}:,-'\"#|>&*!%@` \n\t{}0a\\?";
+  std::uint64_t state = 42;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::size_t>(state >> 33);
+  };
+  int ok = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::string text = base;
+    const int edits = 1 + static_cast<int>(next() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = next() % text.size();
+      switch (next() % 3) {
+        case 0: text[at] = alphabet[next() % alphabet.size()]; break;
+        case 1: text.insert(at, 1, alphabet[next() % alphabet.size()]); break;
+        default: text.erase(at, 1); break;
+      }
+    }
+    auto r = chorus::test::parse(text);
+    if (r.ok()) {
+      ++ok;
+      CHECK(validate_graph(*r).ok());
+      continue;
+    }
+    for (const auto& line : lines_of(r.status().message())) {
+      CHECK_MESSAGE(line.starts_with("wf.yaml"), line);
+    }
+  }
+  CHECK(ok > 0);  // some mutations (inside strings, comments) keep the file valid
 }

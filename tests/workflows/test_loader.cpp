@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workflow_test_util.hpp"
+#include "workflows/wfcommons_export.hpp"
 
 using namespace chorus;
 using chorus::test::error_of;
@@ -265,4 +266,27 @@ TEST_CASE("Workflows.Loader.ResourceCheckSkippedWhenNodeUnknown") {
   auto r = parse("tasks: [{name: big, command: [x], cores: 512, gpus: 8}]", o);
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   CHECK(r->tasks[0].per_rank == Resources{512, 0, 8});
+}
+
+TEST_CASE("Workflows.Loader.ReadsTheWfCommonsReplayExport") {
+  // `chorus import wfcommons` writes YAML through workflows/wfcommons_export; it must load back.
+  WorkflowGraph g;
+  g.name = "montage";
+  TaskSpec a;
+  a.name = "mProject_0001";
+  a.per_rank = {2, 1500, 0};
+  a.estimate = std::chrono::milliseconds(12'500);
+  g.add(a);
+  TaskSpec b;
+  b.name = "odd[name]/x";
+  b.after = {0};
+  g.add(b);
+  auto r = parse(wfcommons_to_yaml(g));
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  REQUIRE(r->tasks.size() == 2);
+  CHECK(r->name == "montage");
+  CHECK(r->tasks[0].name == "mProject_0001");
+  CHECK(r->tasks[0].per_rank == Resources{2, 1500, 0});
+  CHECK(r->tasks[0].estimate == std::chrono::milliseconds(12'500));
+  CHECK(r->tasks[1].after == std::vector<TaskId>{0});
 }
