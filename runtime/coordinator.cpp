@@ -88,8 +88,8 @@ class Coordinator::Impl {
     next_tick_ = started_ + options_.tick_interval;
 
     while (true) {
+      collect_updates();  // first: a task that already ended keeps its outcome
       handle_cancel_requests();
-      collect_updates();
       if (!stopping_new_work()) dispatch();
       if (Status s = flush(); !s.ok()) return abort_run(s);
       launch_batch();

@@ -230,5 +230,8 @@ TEST_CASE("Runtime.Coordinator.CancelTokenCancelsWhatHasNotRun") {
   REQUIRE(s.ok());
   CHECK(s->status == RunStatus::cancelled);
   CHECK(ran == 1);
-  CHECK(s->progress.cancelled == 5);
+  // 'first' asked for the cancel while running: it is reported succeeded or, when the coordinator
+  // saw the request before its completion, cancelled (it ran to the end either way).
+  CHECK(s->progress.succeeded + s->progress.cancelled == 6);
+  CHECK(s->progress.cancelled >= 5);
 }
