@@ -32,16 +32,8 @@ void add_cancel_command(CLI::App& app) {
       print_error("--wait: " + wait.status().message());
       throw CLI::RuntimeError(kExitBadInput);
     }
-    auto store = open_journal(a->state_dir);
-    if (!store.ok()) {
-      print_error(store.status().message());
-      throw CLI::RuntimeError(kExitBadInput);
-    }
-    auto run = (*store)->find_run(a->run);
-    if (!run.ok()) {
-      print_error(run.status().message());
-      throw CLI::RuntimeError(kExitBadInput);
-    }
+    auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
+    const RunInfo* run = &run_info;
     if (run->status != RunStatus::running) {
       std::printf("%s is already %s\n", run->id.c_str(), to_string(run->status));
       return;
@@ -51,7 +43,7 @@ void add_cancel_command(CLI::App& app) {
       info.status = RunStatus::cancelled;
       info.updated = wall_seconds_now();
       info.coordinator_pid = 0;
-      if (Status s = (*store)->update_run(info); !s.ok()) {
+      if (Status s = store->update_run(info); !s.ok()) {
         print_error(s.message());
         throw CLI::RuntimeError(kExitError);
       }
@@ -69,7 +61,7 @@ void add_cancel_command(CLI::App& app) {
     auto give_up = std::chrono::steady_clock::now() + *wait;
     while (std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      auto now = (*store)->find_run(run->id);
+      auto now = store->find_run(run->id);
       if (now.ok() && now->status != RunStatus::running) {
         std::printf("%s %s\n", run->id.c_str(), to_string(now->status));
         return;

@@ -39,24 +39,12 @@ void add_logs_command(CLI::App& app) {
   cmd->add_flag("--stdout", a->only_out, "Only stdout");
   cmd->add_flag("--stderr", a->only_err, "Only stderr");
   cmd->callback([a] {
-    auto store = open_journal(a->state_dir);
-    if (!store.ok()) {
-      print_error(store.status().message());
-      throw CLI::RuntimeError(kExitBadInput);
-    }
-    auto run = (*store)->find_run(a->run);
-    if (!run.ok()) {
-      print_error(run.status().message());
-      throw CLI::RuntimeError(kExitBadInput);
-    }
-    auto state = (*store)->replay(run->id);
-    if (!state.ok()) {
-      print_error(state.status().message());
-      throw CLI::RuntimeError(kExitError);
-    }
+    auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
+    const RunInfo* run = &run_info;
+    auto state = replay_or_exit(*store, run_info);
     const TaskRecord* record = nullptr;
     std::vector<std::string> names;
-    for (const auto& t : state->tasks) {
+    for (const auto& t : state.tasks) {
       if (t.name == a->task) record = &t;
       names.push_back(t.name);
     }

@@ -24,24 +24,12 @@ void add_status_command(CLI::App& app) {
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->add_flag("--tasks", a->all, "List every task with its state");
   cmd->callback([a] {
-    auto store = open_journal(a->state_dir);
-    if (!store.ok()) {
-      print_error(store.status().message());
-      throw CLI::RuntimeError(kExitBadInput);
-    }
-    auto run = (*store)->find_run(a->run);
-    if (!run.ok()) {
-      print_error(run.status().message());
-      throw CLI::RuntimeError(kExitBadInput);
-    }
-    auto state = (*store)->replay(run->id);
-    if (!state.ok()) {
-      print_error(state.status().message());
-      throw CLI::RuntimeError(kExitError);
-    }
+    auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
+    const RunInfo* run = &run_info;
+    auto state = replay_or_exit(*store, run_info);
     std::array<std::int64_t, 7> counts{};
-    for (const auto& t : state->tasks) ++counts[static_cast<std::size_t>(t.state)];
-    std::int64_t seen = static_cast<std::int64_t>(state->tasks.size());
+    for (const auto& t : state.tasks) ++counts[static_cast<std::size_t>(t.state)];
+    std::int64_t seen = static_cast<std::int64_t>(state.tasks.size());
     std::int64_t not_started = std::max<std::int64_t>(0, run->total_tasks - seen);
     RunStatus status = effective_status(*run);
     double end = status == RunStatus::running ? wall_seconds_now() : run->updated;
@@ -60,7 +48,7 @@ void add_status_command(CLI::App& app) {
         j[to_string(s)] = counts[static_cast<std::size_t>(s)];
       }
       nlohmann::json tasks = nlohmann::json::array();
-      for (const auto& t : state->tasks) {
+      for (const auto& t : state.tasks) {
         if (!a->all && t.state != TaskState::failed && t.state != TaskState::timed_out) continue;
         tasks.push_back({{"task", t.name},
                          {"state", to_string(t.state)},
@@ -88,7 +76,7 @@ void add_status_command(CLI::App& app) {
                 static_cast<long long>(counts[static_cast<std::size_t>(TaskState::timed_out)]),
                 static_cast<long long>(counts[static_cast<std::size_t>(TaskState::cancelled)]),
                 static_cast<long long>(not_started));
-    for (const auto& t : state->tasks) {
+    for (const auto& t : state.tasks) {
       bool bad = t.state == TaskState::failed || t.state == TaskState::timed_out;
       if (!a->all && !bad) continue;
       std::printf("  %-10s %s (attempt %u)%s%s\n", to_string(t.state), t.name.c_str(), t.attempt,

@@ -3,7 +3,10 @@
 #include <ctime>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
 #include "api/run_workflow.hpp"
+#include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
 
@@ -16,6 +19,29 @@ Result<std::unique_ptr<StateStore>> open_journal(const std::string& state_dir_op
                      " (run `chorus run wf.yaml` here first, or pass --state DIR)");
   }
   return open_sqlite_store(path);
+}
+
+OpenedRun open_run_or_exit(const std::string& state_dir_option, const std::string& run_id) {
+  auto store = open_journal(state_dir_option);
+  if (!store.ok()) {
+    print_error(store.status().message());
+    throw CLI::RuntimeError(kExitBadInput);
+  }
+  auto run = (*store)->find_run(run_id);
+  if (!run.ok()) {
+    print_error(run.status().message());
+    throw CLI::RuntimeError(kExitBadInput);
+  }
+  return {std::move(*store), std::move(*run)};
+}
+
+RunState replay_or_exit(StateStore& store, const RunInfo& run) {
+  auto state = store.replay(run.id);
+  if (!state.ok()) {
+    print_error(state.status().message());
+    throw CLI::RuntimeError(kExitError);
+  }
+  return std::move(*state);
 }
 
 RunStatus effective_status(const RunInfo& run) {
