@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -13,15 +14,19 @@
 namespace chorus {
 namespace {
 
-// Workflow task names may not contain '[', ']' or '/' (sweep syntax and paths); WfCommons ids
-// rarely do, but an id that does is rewritten and kept unique.
+// Workflow task names may not contain '[', ']', '/' (sweep syntax, paths), '{', '}'
+// (placeholders) or control characters; WfCommons ids rarely do, but an id that does is
+// rewritten with '_' and kept unique.
 std::vector<std::string> yaml_names(const WorkflowGraph& graph) {
   std::vector<std::string> names;
   std::unordered_set<std::string> used;
   for (const auto& t : graph.tasks) {
     std::string n = t.name;
     for (char& c : n) {
-      if (c == '[' || c == ']' || c == '/' || c == ' ') c = '_';
+      if (c == '[' || c == ']' || c == '/' || c == '{' || c == '}' || c == ' ' ||
+          std::iscntrl(static_cast<unsigned char>(c))) {
+        c = '_';
+      }
     }
     std::string candidate = n;
     for (int k = 2; !used.insert(candidate).second; ++k) candidate = n + "_" + std::to_string(k);
@@ -36,7 +41,8 @@ std::string wfcommons_to_yaml(const WorkflowGraph& graph) {
   const auto names = yaml_names(graph);
   YAML::Emitter out;
   out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << graph.name;
+  // Without a name the loader names the workflow after its file.
+  if (!graph.name.empty()) out << YAML::Key << "name" << YAML::Value << graph.name;
   if (!graph.source_path.empty()) {
     out << YAML::Key << "description" << YAML::Value
         << "imported from WfCommons instance " + graph.source_path +

@@ -5,6 +5,7 @@
 
 #include "workflows/wfcommons_export.hpp"
 #include "workflows/wfcommons_reader.hpp"
+#include "workflows/workflow_loader.hpp"
 
 using namespace chorus;
 
@@ -152,4 +153,42 @@ TEST_CASE("Planners.WfCommons.ExportsSleepReplayYaml") {
   CHECK(yaml.find("estimate: 1.5s") != std::string::npos);
   CHECK(yaml.find("cores: 4") != std::string::npos);
   CHECK(yaml.find("after: [a]") != std::string::npos);
+}
+
+TEST_CASE("Planners.WfCommons.ExportOfEveryInstanceLoadsBackAsAWorkflow") {
+  for (const char* f : {"srasearch-chameleon-10a-001.json", "montage-chameleon-2mass-015d-001.json",
+                        "epigenomics-chameleon-ilmn-5seq-50k-001.json"}) {
+    CAPTURE(f);
+    auto inst = read_wfcommons_file(kData + f);
+    REQUIRE(inst.ok());
+    auto loaded = parse_workflow_text(wfcommons_to_yaml(inst->graph), "wf.yaml", {});
+    REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+    REQUIRE(loaded->tasks.size() == inst->graph.tasks.size());
+    std::size_t edges = 0;
+    for (std::size_t t = 0; t < loaded->tasks.size(); ++t) {
+      const auto& a = loaded->tasks[t];
+      const auto& b = inst->graph.tasks[t];
+      CHECK(a.name == b.name);
+      CHECK(a.estimate == b.estimate);
+      CHECK(a.cmd.argv == b.cmd.argv);
+      edges += a.after.size();
+    }
+    CHECK(edges == inst->edge_count);
+  }
+}
+
+TEST_CASE("Planners.WfCommons.ExportRewritesNamesTheLoaderRefuses") {
+  WorkflowGraph g;
+  TaskSpec a;
+  a.name = "x[1]/{y}";
+  g.add(a);
+  TaskSpec b;
+  b.name = "x_1___y_";  // what the first name becomes: the rewrite keeps names unique
+  b.after = {0};
+  g.add(b);
+  auto loaded = parse_workflow_text(wfcommons_to_yaml(g), "wf.yaml", {});
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded->tasks[0].name == "x_1___y_");
+  CHECK(loaded->tasks[1].name == "x_1___y__2");
+  CHECK(loaded->tasks[1].after == std::vector<TaskId>{0});
 }
