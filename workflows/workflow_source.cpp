@@ -127,10 +127,20 @@ bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max
       if (blank || indent > block_indent) continue;
       block_indent = -1;
     }
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (!in_single && !in_double && first != std::string_view::npos && line[first] == '#') {
+      continue;  // a comment line: neither content nor structure
+    }
+    // Document markers and directives are not content; after "---" a value may start.
+    const bool marker =
+        !in_single && !in_double && depth == 0 &&
+        (line.starts_with("---") || line.starts_with("...") || line.starts_with("%"));
     bool token_start = true;
+    bool after_closed = false;  // just after a closing quote, or a ] / } back at depth 0
     std::size_t comment = line.size();
-    for (std::size_t i = in_single || in_double ? 0 : static_cast<std::size_t>(indent);
-         i < line.size(); ++i) {
+    std::size_t from = in_single || in_double ? 0 : static_cast<std::size_t>(indent);
+    if (marker) from = line.starts_with("%") ? line.size() : 3;
+    for (std::size_t i = from; i < line.size(); ++i) {
       const char c = line[i];
       const char next = i + 1 < line.size() ? line[i + 1] : ' ';
       if (in_double) {
@@ -138,6 +148,7 @@ bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max
           ++i;
         } else if (c == '"') {
           in_double = false;
+          after_closed = true;
         }
         continue;
       }
@@ -146,9 +157,22 @@ bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max
           ++i;
         } else if (c == '\'') {
           in_single = false;
+          after_closed = true;
         }
         continue;
       }
+      // yaml-cpp 0.7 allocates without bound on some ',' tokens outside flow collections
+      // (",a", "- a\n,", "[a], b", "---\n  ,a"), and which ones depends on its parser state.
+      // So every ',' that starts a token outside [...] / {...} is refused. Only one valid form
+      // is lost: a plain scalar continued on a line that starts with ','; quoting fixes it.
+      if (c == ',' && depth == 0 && (token_start || after_closed)) {
+        diags.add({line_no, static_cast<int>(i) + 1},
+                  "YAML syntax error: ',' outside [...] or {...} (quote the value if the comma "
+                  "belongs to it)");
+        return false;
+      }
+      const bool was_closed = after_closed;
+      after_closed = false;
       if (c == '#' && (i == 0 || is_space(line[i - 1]))) {
         comment = i;
         break;
@@ -167,6 +191,7 @@ bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max
       } else if ((c == ']' || c == '}') && depth > 0) {
         --depth;
         token_start = false;
+        after_closed = depth == 0;
       } else if (c == ',' && depth > 0) {
         token_start = true;
       } else if (c == ':' && (is_space(next) || depth > 0)) {
@@ -175,6 +200,8 @@ bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max
         token_start = true;
       } else if (!is_space(c)) {
         token_start = false;
+      } else {
+        after_closed = was_closed;  // spaces keep the state: `"a" ,` is still after a quote
       }
     }
     if (!in_single && !in_double && depth == 0 && ends_with_block_header(line.substr(0, comment))) {

@@ -581,9 +581,15 @@ tasks:
     for (int e = 0; e < edits; ++e) {
       const std::size_t at = next() % text.size();
       switch (next() % 3) {
-        case 0: text[at] = alphabet[next() % alphabet.size()]; break;
-        case 1: text.insert(at, 1, alphabet[next() % alphabet.size()]); break;
-        default: text.erase(at, 1); break;
+        case 0:
+          text[at] = alphabet[next() % alphabet.size()];
+          break;
+        case 1:
+          text.insert(at, 1, alphabet[next() % alphabet.size()]);
+          break;
+        default:
+          text.erase(at, 1);
+          break;
       }
     }
     auto r = chorus::test::parse(text);
@@ -597,4 +603,23 @@ tasks:
     }
   }
   CHECK(ok > 0);  // some mutations (inside strings, comments) keep the file valid
+}
+
+TEST_CASE("Workflows.Errors.StrayCommaIsASyntaxErrorNotAnOutOfMemory") {
+  // Each of these makes yaml-cpp 0.7 allocate until the process dies; the pre-scan stops them.
+  const std::string expected =
+      "YAML syntax error: ',' outside [...] or {...} (quote the value if the comma belongs to it)";
+  CHECK(error_of(",ame: q\ntasks: []\n") == "wf.yaml:1:1: " + expected);
+  CHECK(error_of("- a\n,\n") == "wf.yaml:2:1: " + expected);
+  CHECK(error_of("[a], b\n") == "wf.yaml:1:4: " + expected);
+  CHECK(error_of("---\n  ,a\n") == "wf.yaml:2:3: " + expected);
+  CHECK(error_of("--- ,a\n") == "wf.yaml:1:5: " + expected);
+  CHECK(error_of("tasks:\n  - name: a\n    command: \"x\" ,\n") == "wf.yaml:3:18: " + expected);
+  // Commas inside values and flow collections are fine.
+  auto r = chorus::test::parse("tasks: [{name: a, command: [x, \"y,z\", a,b]}]\n");
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  CHECK(r->tasks[0].cmd.argv == std::vector<std::string>{"x", "y,z", "a", "b"});
+  r = chorus::test::parse("tasks:\n  - name: b\n    command: echo a, b\n");
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  CHECK(r->tasks[0].cmd.shell == "echo a, b");
 }
