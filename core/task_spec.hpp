@@ -60,9 +60,10 @@ struct TaskSpec {
   Resources total() const { return per_rank * ranks; }
 };
 
-// A 64-bit fingerprint of what the task does (kind, command, env, params, workdir, resources).
-// Resume reruns a task whose fingerprint changed even if it had succeeded. Function tasks hash
-// their name only: their body cannot be compared.
+// A 64-bit fingerprint of what the task does: kind, command, env, params, workdir, ranks, cores and
+// GPUs (which change how a program runs) — not memory, timeout, retries or estimate (which only
+// bound or describe it). Resume reruns a task whose fingerprint changed even if it had succeeded.
+// Function tasks hash their name only: their body cannot be compared.
 std::uint64_t spec_fingerprint(const TaskSpec& spec);
 
 }  // namespace chorus
