@@ -43,6 +43,7 @@ struct TaskSpec {
   std::string name;  // unique in its workflow; sweep members are "base[var=value,...]"
   TaskKind kind = TaskKind::executable;
   std::string user;  // owner for fair-share policies; empty = the workflow's user
+  std::string job;   // the job this task belongs to, for fair-share policies; empty = one job per task
   Resources per_rank{1, 0, 0};
   int ranks = 1;
   Command cmd;

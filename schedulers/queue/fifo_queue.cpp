@@ -3,7 +3,8 @@
 namespace chorus {
 
 void FifoQueue::on_ready(const TaskSpec& task, TimePoint /*now*/) {
-  if (task.id >= removed_.size()) removed_.resize(std::max<std::size_t>(task.id + 1, removed_.size() * 2));
+  if (task.id >= removed_.size())
+    removed_.resize(std::max<std::size_t>(task.id + 1, removed_.size() * 2));
   removed_[task.id] = false;
   order_.push_back(task.id);
   ++size_;

@@ -1,0 +1,244 @@
+#include "schedulers/queue/virtual_fair_queue.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+namespace chorus {
+
+Status FairQueueOptions::validate() const {
+  if (capacity_cores < 0) {
+    return invalid_argument(
+        "cluster capacity must be 0 (take it from the cluster) or positive, got " +
+        std::to_string(capacity_cores));
+  }
+  if (grace < Duration::zero()) return invalid_argument("grace period must not be negative");
+  for (const auto& [name, w] : weights) {
+    if (!(w > 0) || !std::isfinite(w)) {
+      return invalid_argument("weight of '" + name + "' must be a positive number, got " +
+                              std::to_string(w));
+    }
+  }
+  return {};
+}
+
+VirtualFairQueue::VirtualFairQueue(FlowKind kind, FairQueueOptions options)
+    : kind_(kind), options_(std::move(options)) {
+  if (!options_.estimator) options_.estimator = std::make_unique<DeclaredWork>();
+  capacity_ = options_.capacity_cores;
+  grace_s_ = std::chrono::duration<double>(options_.grace).count();
+}
+
+double VirtualFairQueue::seconds_since_epoch(TimePoint now) {
+  if (!epoch_) epoch_ = now;
+  return std::chrono::duration<double>(now - *epoch_).count();
+}
+
+// Runs the fluid system from last_ to now: V grows at C / Σw, and each flow whose end V reaches
+// on the way retires at that instant (which changes the rate for the rest of the interval).
+void VirtualFairQueue::advance(TimePoint now) {
+  double t = seconds_since_epoch(now);
+  if (t <= last_) return;
+  if (capacity_ <= 0) {
+    last_ = t;
+    return;
+  }
+  while (!active_.empty() && last_ < t) {
+    double rate = capacity_ / active_weight_;
+    auto [end, f] = *active_.begin();
+    double reach = last_ + (end - v_) / rate;
+    if (reach > t) {
+      v_ += rate * (t - last_);
+      last_ = t;
+      break;
+    }
+    v_ = std::max(v_, end);
+    last_ = std::max(last_, reach);
+    active_.erase(active_.begin());
+    flows_[f].active = false;
+    flows_[f].retired_at = last_;
+    active_weight_ -= flows_[f].weight;
+  }
+  if (active_.empty()) active_weight_ = 0;  // drop accumulated rounding
+  last_ = t;
+}
+
+std::uint32_t VirtualFairQueue::flow_for(const TaskSpec& task) {
+  // cfq: one flow per job; a task without a job is a flow of its own.
+  bool anonymous = kind_ == FlowKind::job && task.job.empty();
+  const std::string& name = kind_ == FlowKind::user ? task.user : task.job;
+  if (!anonymous) {
+    auto it = flow_by_name_.find(name);
+    if (it != flow_by_name_.end()) return it->second;
+  }
+  Flow f;
+  if (!anonymous) {
+    auto w = options_.weights.find(name);
+    if (w != options_.weights.end()) f.weight = w->second;
+  }
+  flows_.push_back(f);
+  auto id = static_cast<std::uint32_t>(flows_.size() - 1);
+  if (!anonymous) flow_by_name_.emplace(name, id);
+  return id;
+}
+
+std::uint32_t VirtualFairQueue::new_job(std::uint32_t flow, std::string key) {
+  std::uint32_t id;
+  if (!free_jobs_.empty()) {
+    id = free_jobs_.back();
+    free_jobs_.pop_back();
+    jobs_[id] = Job{};
+  } else {
+    jobs_.emplace_back();
+    id = static_cast<std::uint32_t>(jobs_.size() - 1);
+  }
+  Job& j = jobs_[id];
+  j.flow = flow;
+  j.seq = next_seq_++;
+  j.key = std::move(key);
+  if (!j.key.empty()) job_by_key_[j.key] = id;
+  return id;
+}
+
+void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
+  Flow& f = flows_[flow];
+  if (f.active) active_.erase({f.end, flow});
+  f.end = end;
+  bool active = end > v_;
+  if (active) {
+    active_.insert({end, flow});
+    if (!f.active) active_weight_ += f.weight;
+  } else if (f.active) {
+    active_weight_ -= f.weight;
+  }
+  f.active = active;
+}
+
+void VirtualFairQueue::set_job_deadline(std::uint32_t job, double deadline) {
+  Job& j = jobs_[job];
+  bool was_ready = j.in_ready;
+  if (was_ready) unmark_ready(job);
+  j.deadline = deadline;
+  if (was_ready) mark_ready(job);
+}
+
+void VirtualFairQueue::mark_ready(std::uint32_t job) {
+  Job& j = jobs_[job];
+  if (j.in_ready) return;
+  ready_.insert({j.deadline, j.seq, job});
+  j.in_ready = true;
+}
+
+void VirtualFairQueue::unmark_ready(std::uint32_t job) {
+  Job& j = jobs_[job];
+  if (!j.in_ready) return;
+  ready_.erase({j.deadline, j.seq, job});
+  j.in_ready = false;
+}
+
+// A job with nothing queued that is no longer its flow's last can never be extended again.
+void VirtualFairQueue::release_job_if_done(std::uint32_t job) {
+  Job& j = jobs_[job];
+  if (j.live > 0 || flows_[j.flow].tail_job == job) return;
+  unmark_ready(job);
+  if (!j.key.empty()) {
+    auto it = job_by_key_.find(j.key);
+    if (it != job_by_key_.end() && it->second == job) job_by_key_.erase(it);
+  }
+  j = Job{};
+  free_jobs_.push_back(job);
+}
+
+void VirtualFairQueue::on_ready(const TaskSpec& task, TimePoint now) {
+  advance(now);
+  double work = options_.estimator->task_work(task);
+  std::uint32_t f = flow_for(task);
+  Flow& flow = flows_[f];
+  std::uint32_t job = kNone;
+  if (!task.job.empty()) {
+    auto it = job_by_key_.find(task.job);
+    // More work for the flow's last job while the flow is still busy: the job grows.
+    if (it != job_by_key_.end() && jobs_[it->second].flow == f && flow.tail_job == it->second &&
+        flow.active) {
+      job = it->second;
+      set_job_deadline(job, jobs_[job].deadline + work / flow.weight);
+      set_flow_end(f, jobs_[job].deadline);
+    }
+  }
+  if (job == kNone) {
+    double start;
+    if (flow.active) {
+      start = flow.end;
+    } else if (flow.tail_job != kNone && last_ - flow.retired_at <= grace_s_) {
+      start = flow.end;  // back within the grace period: keeps its place in the chain
+    } else {
+      start = v_;
+      flow.start = v_;
+    }
+    std::uint32_t old_tail = flow.tail_job;
+    job = new_job(f, task.job);
+    jobs_[job].deadline = start + work / flow.weight;
+    flows_[f].tail_job = job;
+    set_flow_end(f, jobs_[job].deadline);
+    if (old_tail != kNone) release_job_if_done(old_tail);
+  }
+  Job& j = jobs_[job];
+  j.queued.push_back(task.id);
+  ++j.live;
+  mark_ready(job);
+  if (task.id >= job_of_task_.size()) {
+    job_of_task_.resize(std::max<std::size_t>(task.id + 1, job_of_task_.size() * 2), kNone);
+  }
+  job_of_task_[task.id] = job;
+  ++size_;
+}
+
+std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
+  if (capacity_ <= 0) {
+    int cores = 0;
+    for (const auto& n : cluster.nodes) cores += n.info ? n.info->capacity.cores : 0;
+    capacity_ = cores;
+  }
+  advance(cluster.now);
+  while (!ready_.empty()) {
+    std::uint32_t job = std::get<2>(*ready_.begin());
+    Job& j = jobs_[job];
+    while (!j.queued.empty() && job_of_task_[j.queued.front()] != job) j.queued.pop_front();
+    if (!j.queued.empty()) return j.queued.front();
+    unmark_ready(job);
+  }
+  return std::nullopt;
+}
+
+void VirtualFairQueue::on_start(const TaskSpec& task, TimePoint now) {
+  advance(now);
+  remove(task.id);
+}
+
+void VirtualFairQueue::on_finish(const TaskSpec& task, TaskState /*outcome*/, Duration ran_for,
+                                 TimePoint now) {
+  advance(now);
+  options_.estimator->observe(task, ran_for);
+}
+
+void VirtualFairQueue::remove(TaskId task) {
+  if (task >= job_of_task_.size() || job_of_task_[task] == kNone) return;
+  std::uint32_t job = job_of_task_[task];
+  job_of_task_[task] = kNone;
+  --size_;
+  Job& j = jobs_[job];
+  --j.live;
+  if (!j.queued.empty() && j.queued.front() == task) j.queued.pop_front();
+  if (j.live == 0) {
+    j.queued.clear();
+    unmark_ready(job);
+    release_job_if_done(job);
+  }
+}
+
+std::optional<double> VirtualFairQueue::deadline_of(TaskId task) const {
+  if (task >= job_of_task_.size() || job_of_task_[task] == kNone) return std::nullopt;
+  return jobs_[job_of_task_[task]].deadline;
+}
+
+}  // namespace chorus

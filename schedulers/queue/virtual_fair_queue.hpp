@@ -1,0 +1,128 @@
+// VirtualFairQueue: the engine behind cfq and uwfq. It simulates a fluid fair-queuing system
+// alongside the real one and dispatches the queued task whose job finishes first there.
+//
+// The virtual system: capacity C cores shared by the active flows in proportion to their weights;
+// the global virtual time V advances at C / Σ w (active flows) per second of real time, so a flow
+// of weight w gets w units of V-progress per unit of its work. A flow is active while its virtual
+// end E (the virtual finish of all work it has submitted) is ahead of V; when V reaches E the flow
+// retires. A job of work R (core-seconds, from a WorkEstimator) submitted by flow f gets the
+// deadline D = start + R / w_f, where start is E_f if f is active (jobs of a flow chain in
+// order), E_f if f retired less than `grace` ago (it keeps its place), and V otherwise. Tasks of
+// a job that arrive while the job is the flow's last share its deadline, which grows by their
+// work. next() returns the first queued task of the job with the smallest deadline (ties: the job
+// seen first). Non-preemptive: a started task is not taken back.
+//
+// A flow is a user (uwfq) or a job (cfq). Every operation is O(log n) in queued jobs and active
+// flows, amortised over the flows retiring while V advances.
+//
+// Time: only through the `now` arguments (seconds since the first `now` seen). C is taken from
+// the options, or, when that is 0, from the cluster's total cores at the first next(); until then
+// V does not advance.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.hpp"
+#include "schedulers/policy.hpp"
+#include "schedulers/queue/work_estimator.hpp"
+
+namespace chorus {
+
+struct FairQueueOptions {
+  int capacity_cores = 0;                    // C; 0 = the cluster's total cores
+  std::map<std::string, double> weights;     // by flow name (user or job); missing = 1
+  Duration grace{0};                         // a retired flow back within this keeps its place
+  std::unique_ptr<WorkEstimator> estimator;  // null = DeclaredWork (estimate × cores)
+
+  // Errors: invalid_argument for a weight that is not a positive finite number, a negative
+  // capacity or a negative grace period, naming the offending entry.
+  Status validate() const;
+};
+
+enum class FlowKind : std::uint8_t { user, job };
+
+class VirtualFairQueue : public QueuePolicy {
+ public:
+  // `options` must be valid (FairQueueOptions::validate()).
+  VirtualFairQueue(FlowKind kind, FairQueueOptions options);
+
+  void on_ready(const TaskSpec& task, TimePoint now) override;
+  std::optional<TaskId> next(const ClusterView& cluster) override;
+  void on_start(const TaskSpec& task, TimePoint now) override;
+  void on_finish(const TaskSpec& task, TaskState outcome, Duration ran_for, TimePoint now) override;
+  void remove(TaskId task) override;
+  std::size_t size() const override { return size_; }
+
+  // Introspection for tests and reports.
+  double virtual_time() const { return v_; }
+  // The deadline a queued task would be dispatched by; nullopt when it is not queued.
+  std::optional<double> deadline_of(TaskId task) const;
+  // Flows whose virtual end is ahead of V.
+  std::size_t active_flows() const { return active_.size(); }
+
+ private:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+  struct Flow {
+    double weight = 1;
+    double start = 0;  // S: virtual start of the flow's current busy period
+    double end = 0;    // E: virtual finish of everything it submitted
+    double retired_at = -std::numeric_limits<double>::infinity();  // real seconds
+    bool active = false;
+    std::uint32_t tail_job = kNone;  // the last job in its chain
+  };
+  struct Job {
+    std::uint32_t flow = kNone;
+    double deadline = 0;
+    std::uint64_t seq = 0;
+    std::deque<TaskId> queued;  // may hold removed tasks, skipped lazily
+    std::size_t live = 0;       // queued tasks not removed
+    bool in_ready = false;
+    std::string key;  // empty for one-task jobs
+  };
+  using ReadyKey = std::tuple<double, std::uint64_t, std::uint32_t>;
+
+  double seconds_since_epoch(TimePoint now);
+  void advance(TimePoint now);
+  std::uint32_t flow_for(const TaskSpec& task);
+  std::uint32_t new_job(std::uint32_t flow, std::string key);
+  void set_flow_end(std::uint32_t flow, double end);
+  void set_job_deadline(std::uint32_t job, double deadline);
+  void mark_ready(std::uint32_t job);
+  void unmark_ready(std::uint32_t job);
+  void release_job_if_done(std::uint32_t job);
+
+  FlowKind kind_;
+  FairQueueOptions options_;
+  double capacity_ = 0;
+  double grace_s_ = 0;
+  std::optional<TimePoint> epoch_;
+  double last_ = 0;  // real seconds since epoch_ of the last advance
+  double v_ = 0;
+  double active_weight_ = 0;
+
+  std::vector<Flow> flows_;
+  std::unordered_map<std::string, std::uint32_t> flow_by_name_;
+  std::set<std::pair<double, std::uint32_t>> active_;  // (E, flow)
+
+  std::vector<Job> jobs_;
+  std::vector<std::uint32_t> free_jobs_;
+  std::unordered_map<std::string, std::uint32_t> job_by_key_;
+  std::set<ReadyKey> ready_;
+  std::uint64_t next_seq_ = 0;
+
+  std::vector<std::uint32_t> job_of_task_;  // by task id; kNone = not queued
+  std::size_t size_ = 0;
+};
+
+}  // namespace chorus

@@ -1,0 +1,291 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedulers/policy_registry.hpp"
+#include "schedulers/queue/cfq_queue.hpp"
+#include "schedulers/queue/fair_queue.hpp"
+#include "schedulers/queue/ujf_queue.hpp"
+#include "schedulers/queue/uwfq_queue.hpp"
+#include "schedulers/queue/work_estimator.hpp"
+
+using namespace chorus;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A queue harness: tasks by id, one node of `cores` cores, time in seconds from an epoch.
+struct Harness {
+  explicit Harness(int cores) : node{"n0", Resources{cores, 0, 0}} {
+    view.info = &node;
+    view.free = node.capacity;
+  }
+  TaskId add(QueuePolicy& q, std::string user, std::string job, double seconds, double at = 0,
+             int cores = 1) {
+    TaskSpec t;
+    t.id = static_cast<TaskId>(tasks.size());
+    t.name = "t" + std::to_string(t.id);
+    t.user = std::move(user);
+    t.job = std::move(job);
+    t.per_rank = Resources{cores, 0, 0};
+    t.estimate = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+    tasks.push_back(t);
+    q.on_ready(tasks.back(), time(at));
+    return t.id;
+  }
+  TimePoint time(double s) const {
+    return TimePoint{} + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+  }
+  std::optional<TaskId> next(QueuePolicy& q, double at = 0) {
+    ClusterView c{std::span<const NodeView>(&view, 1), time(at)};
+    return q.next(c);
+  }
+  // Takes the next task and starts it.
+  TaskId start_next(QueuePolicy& q, double at = 0) {
+    auto id = next(q, at);
+    REQUIRE(id.has_value());
+    q.on_start(tasks[*id], time(at));
+    return *id;
+  }
+  NodeInfo node;
+  NodeView view;
+  std::vector<TaskSpec> tasks;
+};
+
+FairQueueOptions fq_options(int capacity, Duration grace = 0s,
+                            std::map<std::string, double> weights = {}) {
+  FairQueueOptions o;
+  o.capacity_cores = capacity;
+  o.grace = grace;
+  o.weights = std::move(weights);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("Schedulers.Registry.UnknownQueueListsKnownOnes") {
+  auto reg = PolicyRegistry::with_builtins();
+  auto q = reg.make_queue("uwfqq");
+  REQUIRE(!q.ok());
+  const auto& msg = q.status().message();
+  CHECK(msg.find("did you mean 'uwfq'") != std::string::npos);
+  CHECK(msg.find("cfq, fair, fifo, ujf, uwfq") != std::string::npos);
+}
+
+TEST_CASE("Schedulers.Queues.EveryBuiltinReturnsEachTaskOnceAndSkipsRemoved") {
+  auto reg = PolicyRegistry::with_builtins();
+  for (const auto& name : reg.queue_names()) {
+    CAPTURE(name);
+    auto q = reg.make_queue(name);
+    REQUIRE(q.ok());
+    Harness h(4);
+    for (int i = 0; i < 30; ++i) {
+      h.add(**q, "u" + std::to_string(i % 3), i % 2 ? "job" + std::to_string(i % 5) : "",
+            1.0 + i % 4, i * 0.1);
+    }
+    CHECK((*q)->size() == 30);
+    (*q)->remove(7);
+    (*q)->remove(7);  // idempotent
+    (*q)->remove(12);
+    CHECK((*q)->size() == 28);
+    std::vector<int> seen(30, 0);
+    double t = 3;
+    while (auto id = h.next(**q, t)) {
+      seen[*id] += 1;
+      (*q)->on_start(h.tasks[*id], h.time(t));
+      (*q)->on_finish(h.tasks[*id], TaskState::succeeded, 1s, h.time(t + 1));
+      t += 0.5;
+    }
+    CHECK((*q)->size() == 0);
+    for (int i = 0; i < 30; ++i) CHECK(seen[i] == (i == 7 || i == 12 ? 0 : 1));
+  }
+}
+
+TEST_CASE("Schedulers.Uwfq.DeadlinesChainWithinAUser") {
+  UwfqQueue q(fq_options(2));
+  Harness h(2);
+  auto a1 = h.add(q, "a", "j1", 2);  // job j1: two tasks of 2 core-s -> R = 4
+  auto a2 = h.add(q, "a", "j1", 2);
+  auto a3 = h.add(q, "a", "j2", 2);  // j2 chains after j1: 4 + 2
+  auto b1 = h.add(q, "b", "j3", 1);  // user b starts at V = 0
+  CHECK(q.deadline_of(a1).value() == doctest::Approx(4));
+  CHECK(q.deadline_of(a2).value() == doctest::Approx(4));
+  CHECK(q.deadline_of(a3).value() == doctest::Approx(6));
+  CHECK(q.deadline_of(b1).value() == doctest::Approx(1));
+  CHECK(h.start_next(q) == b1);
+  CHECK(h.start_next(q) == a1);
+  CHECK(h.start_next(q) == a2);
+  CHECK(h.start_next(q) == a3);
+}
+
+TEST_CASE("Schedulers.Uwfq.LightUserOvertakesAHeavyUsersBacklog") {
+  UwfqQueue uwfq(fq_options(4));
+  auto fifo = PolicyRegistry::with_builtins().make_queue("fifo");
+  REQUIRE(fifo.ok());
+  for (QueuePolicy* q : {static_cast<QueuePolicy*>(&uwfq), fifo->get()}) {
+    Harness h(4);
+    for (int i = 0; i < 100; ++i) h.add(*q, "heavy", "h" + std::to_string(i), 1);
+    TaskId light = h.add(*q, "light", "l", 1, 0.5);
+    int position = 0;
+    while (h.start_next(*q, 0.5) != light) ++position;
+    if (q == &uwfq) {
+      // V(0.5) = 4 cores × 0.5 s / 1 user = 2, so light's deadline is 3: behind heavy's jobs with
+      // deadlines 1, 2 and (earlier seq) 3.
+      CHECK(position == 3);
+    } else {
+      CHECK(position == 100);
+    }
+  }
+}
+
+TEST_CASE("Schedulers.Uwfq.VirtualTimeAdvancesAtCapacityOverActiveWeight") {
+  UwfqQueue q(fq_options(3, 0s, {{"a", 2.0}, {"b", 1.0}}));
+  Harness h(3);
+  auto a = h.add(q, "a", "ja", 6);  // R/w = 3
+  auto b = h.add(q, "b", "jb", 6);  // R/w = 6
+  CHECK(q.deadline_of(a).value() == doctest::Approx(3));
+  CHECK(q.deadline_of(b).value() == doctest::Approx(6));
+  h.next(q, 1);  // rate C / (2 + 1) = 1
+  CHECK(q.virtual_time() == doctest::Approx(1));
+  h.next(q, 4);  // a retires at V = 3 (t = 3); then rate 3 / 1
+  CHECK(q.virtual_time() == doctest::Approx(6));
+  CHECK(q.active_flows() == 0);
+}
+
+TEST_CASE("Schedulers.Uwfq.ReturningUserKeepsItsPlaceOnlyWithinGrace") {
+  for (double grace : {5.0, 1.0}) {
+    CAPTURE(grace);
+    UwfqQueue q(
+        fq_options(2, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(grace))));
+    Harness h(2);
+    h.add(q, "a", "a1", 1);    // D = 1
+    h.add(q, "b", "b1", 100);  // keeps V moving
+    h.next(q, 3);              // a retires at t = 1 (V = 1); then V grows at 2/s: V(3) = 5
+    CHECK(q.virtual_time() == doctest::Approx(5));
+    auto back = h.add(q, "a", "a2", 1, 3);
+    // Within grace the chain continues from E_a = 1; after it, the user restarts at V = 5.
+    CHECK(q.deadline_of(back).value() == doctest::Approx(grace >= 2 ? 2.0 : 6.0));
+  }
+}
+
+TEST_CASE("Schedulers.Uwfq.TasksOfTheLastJobExtendItsDeadline") {
+  UwfqQueue q(fq_options(1));
+  Harness h(1);
+  auto t1 = h.add(q, "a", "j", 1);
+  CHECK(q.deadline_of(t1).value() == doctest::Approx(1));
+  auto t2 = h.add(q, "a", "j", 2);
+  CHECK(q.deadline_of(t1).value() == doctest::Approx(3));
+  CHECK(q.deadline_of(t2).value() == doctest::Approx(3));
+}
+
+TEST_CASE("Schedulers.Cfq.IsFairBetweenJobsNotUsers") {
+  // Three equal jobs at once: cfq gives them all deadline V + R and keeps arrival order, so the
+  // user with two jobs runs both before the other user; uwfq alternates users.
+  CfqQueue cfq(fq_options(1));
+  UwfqQueue uwfq(fq_options(1));
+  std::vector<std::string> order_cfq, order_uwfq;
+  for (QueuePolicy* q : {static_cast<QueuePolicy*>(&cfq), static_cast<QueuePolicy*>(&uwfq)}) {
+    Harness h(1);
+    h.add(*q, "a", "j1", 4);
+    h.add(*q, "a", "j2", 4);
+    h.add(*q, "b", "j3", 4);
+    auto& out = q == &cfq ? order_cfq : order_uwfq;
+    for (int i = 0; i < 3; ++i) out.push_back(h.tasks[h.start_next(*q)].job);
+  }
+  CHECK(order_cfq == std::vector<std::string>{"j1", "j2", "j3"});
+  CHECK(order_uwfq == std::vector<std::string>{"j1", "j3", "j2"});
+}
+
+TEST_CASE("Schedulers.Cfq.DeadlineIsVirtualTimeAtSubmitPlusWork") {
+  CfqQueue q(fq_options(2));
+  Harness h(2);
+  h.add(q, "a", "j1", 10);
+  h.add(q, "a", "j2", 10);
+  h.next(q, 2);  // two active jobs: V grows at 2 / 2
+  auto late = h.add(q, "b", "j3", 3, 2);
+  CHECK(q.deadline_of(late).value() == doctest::Approx(2 + 3));
+}
+
+TEST_CASE("Schedulers.Fair.WeightsSplitPicksAndMinShareComesFirst") {
+  PoolOptions o;
+  o.weights = {{"a", 2.0}};
+  FairQueue q(o);
+  Harness h(8);
+  for (int i = 0; i < 6; ++i) h.add(q, "a", "", 1);
+  for (int i = 0; i < 6; ++i) h.add(q, "b", "", 1);
+  std::string picks;
+  for (int i = 0; i < 6; ++i) picks += h.tasks[h.start_next(q)].user;
+  CHECK(picks == "abaaba");
+
+  PoolOptions m;
+  m.min_shares = {{"c", 2}};
+  FairQueue q2(m);
+  Harness h2(8);
+  for (int i = 0; i < 3; ++i) h2.add(q2, "a", "", 1);
+  for (int i = 0; i < 3; ++i) h2.add(q2, "c", "", 1);
+  picks.clear();
+  for (int i = 0; i < 4; ++i) picks += h2.tasks[h2.start_next(q2)].user;
+  CHECK(picks == "ccaa");  // c needy twice; then a (0 / 1) before c (2 / 1)
+}
+
+TEST_CASE("Schedulers.Fair.FinishedTasksGiveTheirPoolPriorityBack") {
+  FairQueue q;
+  Harness h(8);
+  auto a1 = h.add(q, "a", "", 1);
+  h.add(q, "a", "", 1);
+  h.add(q, "b", "", 1);
+  h.add(q, "b", "", 1);
+  CHECK(h.start_next(q) == a1);
+  q.on_finish(h.tasks[a1], TaskState::succeeded, 1s, h.time(1));
+  CHECK(h.tasks[h.start_next(q, 1)].user == "a");  // a has nothing running again: first by seq
+  CHECK(h.tasks[h.start_next(q, 1)].user == "b");
+}
+
+TEST_CASE("Schedulers.FairAndUjf.DifferInsideAPool") {
+  FairQueue fair;
+  UjfQueue ujf;
+  for (QueuePolicy* q : {static_cast<QueuePolicy*>(&fair), static_cast<QueuePolicy*>(&ujf)}) {
+    Harness h(8);
+    for (int i = 0; i < 3; ++i) h.add(*q, "a", "j1", 1);
+    for (int i = 0; i < 3; ++i) h.add(*q, "a", "j2", 1);
+    std::string jobs;
+    for (int i = 0; i < 4; ++i) jobs += h.tasks[h.start_next(*q)].job.back();
+    CHECK(jobs == (q == &fair ? "1212" : "1112"));
+  }
+}
+
+TEST_CASE("Schedulers.Options.RejectNegativeWeightsAndShares") {
+  auto uw = UwfqQueue::create(fq_options(4, 0s, {{"bob", -1.0}}));
+  REQUIRE(!uw.ok());
+  CHECK(uw.status().code() == ErrorCode::invalid_argument);
+  CHECK(uw.status().message().find("weight of 'bob' must be a positive number") !=
+        std::string::npos);
+  PoolOptions o;
+  o.min_shares = {{"ann", -2}};
+  auto fair = FairQueue::create(o);
+  REQUIRE(!fair.ok());
+  CHECK(fair.status().message().find("minShare of user 'ann' must not be negative") !=
+        std::string::npos);
+  CHECK(!CfqQueue::create(fq_options(-1)).ok());
+  CHECK(UwfqQueue::create(fq_options(4, 0s, {{"bob", 2.0}})).ok());
+}
+
+TEST_CASE("Schedulers.WorkEstimator.HistoryLearnsTheMeanPerJobClass") {
+  HistoryWork est(5s);
+  TaskSpec t;
+  t.name = "train[lr=0.1]";
+  t.per_rank = Resources{2, 0, 0};
+  CHECK(est.task_work(t) == doctest::Approx(10));  // fallback 5 s × 2 cores
+  t.estimate = 3s;
+  CHECK(est.task_work(t) == doctest::Approx(6));  // declared
+  est.observe(t, 1s);
+  TaskSpec other = t;
+  other.name = "train[lr=0.2]";
+  est.observe(other, 3s);
+  CHECK(job_class_of(other) == "train");
+  CHECK(est.task_work(t) == doctest::Approx(4));  // mean 2 s × 2 cores
+}
