@@ -52,7 +52,25 @@ struct RunArgs {
   bool json = false;
   bool oversubscribe = false;
   bool fail_fast = false;
+  double replay_scale = 0;  // > 0: replace each command by a sleep of estimate x scale
 };
+
+// --replay-scale: run a recorded trace's shape without its programs. Every task sleeps its
+// `estimate` times the scale. A task without an estimate is an error (nothing to replay).
+Status apply_replay_scale(WorkflowGraph& graph, double scale) {
+  for (auto& t : graph.tasks) {
+    if (t.estimate <= Duration::zero()) {
+      return invalid_argument("task '" + t.name +
+                              "' has no estimate: --replay-scale needs one on every task");
+    }
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.6f",
+                  std::chrono::duration<double>(t.estimate).count() * scale);
+    t.cmd.argv = {"sleep", seconds};
+    t.cmd.shell.clear();
+  }
+  return {};
+}
 
 // Works out which run to resume and which file to read. Errors are printed; returns false then.
 bool resolve_resume(RunArgs& a) {
@@ -114,6 +132,12 @@ int run_command(RunArgs a) {
   if (!graph.ok()) {
     print_error(graph.status().message());
     return kExitBadInput;
+  }
+  if (a.replay_scale > 0) {
+    if (Status s = apply_replay_scale(*graph, a.replay_scale); !s.ok()) {
+      print_error(s.message());
+      return kExitBadInput;
+    }
   }
 
   CancelToken cancel;
@@ -202,8 +226,16 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--oversubscribe", a->oversubscribe,
                 "Start tasks even when their cores exceed this machine's free cores");
   cmd->add_flag("--fail-fast", a->fail_fast, "Start nothing new after the first task fails");
+  cmd->add_option("--replay-scale", a->replay_scale,
+                  "Replay mode: each task sleeps its recorded estimate times this factor "
+                  "(for imported traces, e.g. 0.001)");
   cmd->callback([a, cmd] {
     if (cmd->count("--resume") > 0) a->resume_given = true;
+    if (cmd->count("--replay-scale") > 0 && !(a->replay_scale > 0)) {
+      print_error("--replay-scale must be a positive number (e.g. 0.001), got " +
+                  std::to_string(a->replay_scale));
+      throw CLI::RuntimeError(kExitBadInput);
+    }
     int code = run_command(*a);
     if (code != 0) throw CLI::RuntimeError(code);
   });

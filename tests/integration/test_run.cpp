@@ -207,3 +207,21 @@ TEST_CASE("Integration.Commands.ListStatusAndErrors") {
   CHECK(cancel_done.exit_code == 0);
   CHECK(cancel_done.out.find("already succeeded") != std::string::npos);
 }
+
+TEST_CASE("Integration.Import.WfCommonsTraceReplaysThroughTheRuntime") {
+  TempDir dir;
+  auto imported = run_chorus({"import", "wfcommons",
+                              source_dir() + "/../shared/data/wfcommons/"
+                                             "montage-chameleon-2mass-015d-001.json",
+                              "-o", "montage.yaml"},
+                             dir.path());
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+  auto r = run_chorus({"run", "montage.yaml", "--replay-scale", "0.0005", "--json"}, dir.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("\"succeeded\":310") != std::string::npos);
+  auto bad = run_chorus({"run", "montage.yaml", "--replay-scale", "-1"}, dir.path());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--replay-scale must be a positive number") != std::string::npos);
+}
