@@ -176,13 +176,16 @@ int run_command(RunArgs a) {
   const auto& p = s.progress;
   if (mode != OutputMode::json) {
     double ran = static_cast<double>(p.done() - p.skipped);
-    std::fprintf(stderr, "%s: %s — %lld tasks: %lld succeeded%s, %lld failed, %lld cancelled in %s (%.1f tasks/s)\n",
-                 outcome->run.id.c_str(), to_string(s.status), static_cast<long long>(p.total),
-                 static_cast<long long>(p.succeeded),
-                 p.skipped > 0 ? (" (" + std::to_string(p.skipped) + " from earlier sessions)").c_str() : "",
-                 static_cast<long long>(p.failed), static_cast<long long>(p.cancelled),
-                 format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(p.elapsed_s * 1e9))).c_str(),
-                 p.elapsed_s > 0 ? ran / p.elapsed_s : 0.0);
+    std::fprintf(
+        stderr,
+        "%s: %s — %lld tasks: %lld succeeded%s, %lld failed, %lld cancelled in %s (%.1f tasks/s)\n",
+        outcome->run.id.c_str(), to_string(s.status), static_cast<long long>(p.total),
+        static_cast<long long>(p.succeeded),
+        p.skipped > 0 ? (" (" + std::to_string(p.skipped) + " from earlier sessions)").c_str() : "",
+        static_cast<long long>(p.failed), static_cast<long long>(p.cancelled),
+        format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(p.elapsed_s * 1e9)))
+            .c_str(),
+        p.elapsed_s > 0 ? ran / p.elapsed_s : 0.0);
     std::size_t shown = 0;
     for (const auto& f : s.failures) {
       if (++shown > 10) {
@@ -203,9 +206,12 @@ int run_command(RunArgs a) {
     }
   }
   switch (s.status) {
-    case RunStatus::succeeded: return kExitOk;
-    case RunStatus::cancelled: return kExitCancelled;
-    default: return kExitTasksFailed;
+    case RunStatus::succeeded:
+      return kExitOk;
+    case RunStatus::cancelled:
+      return kExitCancelled;
+    default:
+      return kExitTasksFailed;
   }
 }
 
@@ -213,12 +219,14 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a workflow on this machine (no server needed)");
   auto a = std::make_shared<RunArgs>();
   cmd->add_option("file", a->file, "The workflow file (YAML)");
-  cmd->add_option("--resume", a->resume,
-                  "Continue an interrupted run (a run id, or none to resume the latest run of FILE)")
+  cmd->add_option(
+         "--resume", a->resume,
+         "Continue an interrupted run (a run id, or none to resume the latest run of FILE)")
       ->expected(0, 1)
       ->each([a](const std::string&) { a->resume_given = true; })
       ->trigger_on_parse();
-  cmd->add_option("--state", a->state_dir, "State folder (default: .chorus in the current directory)");
+  cmd->add_option("--state", a->state_dir,
+                  "State folder (default: .chorus in the current directory)");
   cmd->add_option("--queue", a->queue, "Queue policy (default: fifo)");
   cmd->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL on cancel or timeout")
       ->default_str("5s");

@@ -64,18 +64,19 @@ void add_status_command(CLI::App& app) {
     std::printf("workflow  %s%s%s\n", run->workflow_name.c_str(),
                 run->workflow_path.empty() ? "" : "  ", run->workflow_path.c_str());
     std::printf("started   %s, %s elapsed\n", format_time(run->created).c_str(),
-                format_duration(std::chrono::nanoseconds(
-                                    static_cast<std::int64_t>((end - run->created) * 1e9)))
+                format_duration(
+                    std::chrono::nanoseconds(static_cast<std::int64_t>((end - run->created) * 1e9)))
                     .c_str());
-    std::printf("tasks     %lld total: %lld succeeded, %lld running, %lld failed, %lld timed out, "
-                "%lld cancelled, %lld not started\n",
-                static_cast<long long>(run->total_tasks),
-                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::succeeded)]),
-                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::running)]),
-                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::failed)]),
-                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::timed_out)]),
-                static_cast<long long>(counts[static_cast<std::size_t>(TaskState::cancelled)]),
-                static_cast<long long>(not_started));
+    std::printf(
+        "tasks     %lld total: %lld succeeded, %lld running, %lld failed, %lld timed out, "
+        "%lld cancelled, %lld not started\n",
+        static_cast<long long>(run->total_tasks),
+        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::succeeded)]),
+        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::running)]),
+        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::failed)]),
+        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::timed_out)]),
+        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::cancelled)]),
+        static_cast<long long>(not_started));
     for (const auto& t : state.tasks) {
       bool bad = t.state == TaskState::failed || t.state == TaskState::timed_out;
       if (!a->all && !bad) continue;

@@ -33,9 +33,9 @@ void ProgressPrinter::on_run_started(const std::string& run_id) {
 
 void ProgressPrinter::on_event(const TaskSpec& task, const TaskEvent& e) {
   if (mode_ == OutputMode::json) {
-    nlohmann::json j{{"event", "task"},         {"run", run_id_},
-                     {"task", task.name},       {"state", to_string(e.state)},
-                     {"attempt", e.attempt},    {"time", e.time}};
+    nlohmann::json j{{"event", "task"},      {"run", run_id_},
+                     {"task", task.name},    {"state", to_string(e.state)},
+                     {"attempt", e.attempt}, {"time", e.time}};
     if (is_terminal(e.state) || e.state == TaskState::failed) j["exit_code"] = e.exit_code;
     if (!e.detail.empty()) j["detail"] = e.detail;
     std::string line = j.dump();
@@ -55,10 +55,10 @@ void ProgressPrinter::on_event(const TaskSpec& task, const TaskEvent& e) {
 void ProgressPrinter::on_progress(const Progress& p, bool final) {
   if (mode_ == OutputMode::json) {
     if (!final) return;
-    nlohmann::json j{{"event", "summary"},         {"run", run_id_},
-                     {"total", p.total},           {"succeeded", p.succeeded},
-                     {"failed", p.failed},         {"cancelled", p.cancelled},
-                     {"skipped", p.skipped},       {"elapsed_s", p.elapsed_s}};
+    nlohmann::json j{{"event", "summary"},   {"run", run_id_},
+                     {"total", p.total},     {"succeeded", p.succeeded},
+                     {"failed", p.failed},   {"cancelled", p.cancelled},
+                     {"skipped", p.skipped}, {"elapsed_s", p.elapsed_s}};
     std::string line = j.dump();
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stdout);
@@ -76,18 +76,17 @@ void ProgressPrinter::print_line(const Progress& p, bool final) {
   char eta[32] = "-";
   std::int64_t left = p.total - p.done();
   if (rate > 0 && left > 0) {
-    std::snprintf(eta, sizeof eta, "%s",
-                  format_duration(std::chrono::nanoseconds(
-                                      static_cast<std::int64_t>(left / rate * 1e9)))
-                      .c_str());
+    std::snprintf(
+        eta, sizeof eta, "%s",
+        format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(left / rate * 1e9)))
+            .c_str());
   }
   char line[256];
   std::snprintf(line, sizeof line,
                 "%s: %lld/%lld done, %lld running, %lld failed%s | %.1f tasks/s | ETA %s%s",
-                run_id_.c_str(), static_cast<long long>(p.done()),
-                static_cast<long long>(p.total), static_cast<long long>(p.running),
-                static_cast<long long>(p.failed), p.cancelling ? " | cancelling" : "", rate, eta,
-                "");
+                run_id_.c_str(), static_cast<long long>(p.done()), static_cast<long long>(p.total),
+                static_cast<long long>(p.running), static_cast<long long>(p.failed),
+                p.cancelling ? " | cancelling" : "", rate, eta, "");
   if (mode_ == OutputMode::terminal) {
     std::fprintf(stderr, "\r\x1b[K%s", line);
     line_open_ = !final;

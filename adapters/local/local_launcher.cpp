@@ -63,15 +63,6 @@ int waitid_retry(pid_t pid, siginfo_t& info, int options) {
   return rc;
 }
 
-// Why an output file cannot be opened, or "" if it can (then the file now exists, as it would
-// have after the spawn).
-std::string check_output_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return os_words(errno);
-  ::close(fd);
-  return {};
-}
-
 }  // namespace
 
 LocalLauncher::LocalLauncher(LocalLauncherOptions options) : options_(options) {
@@ -116,10 +107,39 @@ LocalLauncher::~LocalLauncher() {
     siginfo_t info;
     (void)waitid_retry(p.pid, info, WEXITED);
     ::close(p.pidfd);
+    drain(p.out);
+    drain(p.err);
+    close_output(p.out);
+    close_output(p.err);
   }
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
   posix_spawnattr_destroy(&attr_);
 }
+
+namespace {
+// epoll data: the task's handle, with the top bits saying which of its descriptors fired.
+// Handles are (serial << 32) | slot with serial far below 2^30, so bits 62-63 are free.
+constexpr std::uint64_t kStdoutTag = std::uint64_t{1} << 62;
+constexpr std::uint64_t kStderrTag = std::uint64_t{2} << 62;
+constexpr std::uint64_t kTagMask = std::uint64_t{3} << 62;
+
+// A pipe whose read end is non-blocking and close-on-exec, and whose write end is close-on-exec
+// (dup2 onto 1/2 in the child clears that flag on the copy).
+bool make_pipe(int fds[2]) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+  if (::fcntl(fds[0], F_SETFL, O_NONBLOCK) != 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return false;
+  }
+  return true;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+}  // namespace
 
 LocalLauncher::Proc* LocalLauncher::find(LaunchHandle handle) {
   auto slot = static_cast<std::uint32_t>(handle & 0xffffffffU);
@@ -189,13 +209,6 @@ Status LocalLauncher::describe_spawn_error(int err, const LaunchRequest& request
         return io_error("working directory '" + request.workdir + "': " + os_words(errno));
       }
     }
-    for (const std::string* path : {&request.stdout_path, &request.stderr_path}) {
-      if (path->empty()) continue;
-      std::string why = check_output_file(*path);
-      if (!why.empty()) {
-        return {code_for_errno(err), "cannot create output file '" + *path + "': " + why};
-      }
-    }
   }
   return {code_for_errno(err), std::string(program) + ": " + os_words(err)};
 }
@@ -227,21 +240,28 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
   const char* const* envp = build_env(request, env_error);
   if (envp == nullptr) return env_error;
 
+  const bool want_out = !request.stdout_path.empty();
+  const bool shared = want_out && request.stderr_path == request.stdout_path;
+  const bool want_err = !request.stderr_path.empty() && !shared;
+  int out_pipe[2] = {-1, -1};
+  int err_pipe[2] = {-1, -1};
+  if ((want_out && !make_pipe(out_pipe)) || (want_err && !make_pipe(err_pipe))) {
+    int e = errno;
+    for (int* fd : {&out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1]}) close_fd(*fd);
+    return Status(e == EMFILE || e == ENFILE ? ErrorCode::unavailable : ErrorCode::io_error,
+                  "cannot create output pipes for task '" + spec.name + "': " + os_words(e));
+  }
+
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  // No O_CLOEXEC here: if open() happened to return the target fd itself, it would be closed by
-  // the exec. Our own descriptors (epoll, pidfds) are all close-on-exec.
-  constexpr int kOutFlags = O_WRONLY | O_CREAT | O_TRUNC;
   int rc = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  if (rc == 0 && !request.stdout_path.empty()) {
-    rc = posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, request.stdout_path.c_str(),
-                                          kOutFlags, 0666);
+  if (rc == 0 && want_out) {
+    rc = posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+    if (rc == 0 && shared)
+      rc = posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDERR_FILENO);
   }
-  if (rc == 0 && !request.stderr_path.empty()) {
-    rc = request.stderr_path == request.stdout_path
-             ? posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
-             : posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
-                                                request.stderr_path.c_str(), kOutFlags, 0666);
+  if (rc == 0 && want_err) {
+    rc = posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
   }
   if (rc == 0 && !request.workdir.empty()) {
     rc = posix_spawn_file_actions_addchdir_np(&actions, request.workdir.c_str());
@@ -253,9 +273,17 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
                      : posix_spawn(&pid, argv_[0], &actions, &attr_, argv_.data(), env);
   }
   posix_spawn_file_actions_destroy(&actions);
+  close_fd(out_pipe[1]);  // the child holds its copies; EOF comes when the task's group is gone
+  close_fd(err_pipe[1]);
+  if (rc != 0) {
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
+  }
   if (rc != 0) return describe_spawn_error(rc, request, argv_[0]);
 
   auto undo = [&](const char* what, int err) {
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
     ::kill(-pid, SIGKILL);
     siginfo_t info;
     (void)waitid_retry(pid, info, WEXITED);
@@ -284,8 +312,33 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
     return undo("epoll_ctl", e);
   }
 
+  for (auto [fd, tag] : {std::pair{out_pipe[0], kStdoutTag}, std::pair{err_pipe[0], kStderrTag}}) {
+    if (fd < 0) continue;
+    epoll_event pev{};
+    pev.events = EPOLLIN;
+    pev.data.u64 = handle | tag;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &pev) != 0) {
+      int e = errno;
+      ::close(pidfd);
+      free_slots_.push_back(slot);
+      return undo("epoll_ctl", e);
+    }
+  }
+
   Proc& p = procs_[slot];
-  p = Proc{};
+  // Field by field, not `p = Proc{}`: the output paths keep their capacity across slot reuse.
+  p.out.pipe = out_pipe[0];
+  p.out.file = -1;
+  p.out.path.assign(request.stdout_path);
+  p.out.error.clear();
+  p.err.pipe = err_pipe[0];
+  p.err.file = -1;
+  p.err.path.assign(want_err ? request.stderr_path : std::string_view{});
+  p.err.error.clear();
+  p.phase = Phase::running;
+  p.reason = UpdateKind::exited;
+  p.escalated = false;
+  p.heap_pos = kNotInHeap;
   p.handle = handle;
   p.pid = pid;
   p.pidfd = pidfd;
@@ -310,7 +363,19 @@ void LocalLauncher::poll(std::vector<StateUpdate>& out) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     for (int i = 0; i < n; ++i) {
-      if (Proc* p = find(events[i].data.u64)) reap(*p, out);
+      std::uint64_t data = events[i].data.u64;
+      Proc* p = find(data & ~kTagMask);
+      if (p == nullptr) continue;  // ended earlier in this batch
+      switch (data & kTagMask) {
+        case kStdoutTag:
+          drain(p->out);
+          break;
+        case kStderrTag:
+          drain(p->err);
+          break;
+        default:
+          reap(*p, out);
+      }
     }
     if (n < 64) break;
   }
@@ -340,6 +405,10 @@ void LocalLauncher::reap(Proc& p, std::vector<StateUpdate>& out) {
   siginfo_t info;
   int rc = waitid_retry(p.pid, info, WEXITED | WNOHANG);
   if (rc == 0 && info.si_pid == 0) return;  // not ended after all; the pidfd stays watched
+
+  // The group is gone (or going): what it wrote is in the pipes now.
+  drain(p.out);
+  drain(p.err);
 
   StateUpdate u;
   u.task = p.task;
@@ -375,13 +444,55 @@ void LocalLauncher::reap(Proc& p, std::vector<StateUpdate>& out) {
       u.message += "; SIGKILLed after ignoring SIGTERM for " + format_duration(options_.kill_grace);
     }
   }
+  for (const Output* o : {&p.out, &p.err}) {
+    if (o->error.empty()) continue;
+    if (!u.message.empty()) u.message += "; ";
+    u.message += "output lost: " + o->error;
+  }
   out.push_back(std::move(u));
   release(p);
+}
+
+void LocalLauncher::drain(Output& o) {
+  if (o.pipe < 0) return;
+  if (buffer_.empty()) buffer_.resize(64 * 1024);
+  for (;;) {
+    ssize_t n = ::read(o.pipe, buffer_.data(), buffer_.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return;   // EAGAIN: nothing more for now
+    if (n == 0) {        // every writer is gone
+      close_fd(o.pipe);  // also drops it from the epoll set
+      return;
+    }
+    if (o.file < 0 && o.error.empty()) {
+      o.file = ::open(o.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      if (o.file < 0) o.error = "cannot create '" + o.path + "': " + os_words(errno);
+    }
+    if (o.file < 0) continue;  // drop the data, keep the task from blocking on a full pipe
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(o.file, buffer_.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        o.error = "cannot write '" + o.path + "': " + os_words(errno);
+        close_fd(o.file);
+        break;
+      }
+      done += w;
+    }
+  }
+}
+
+void LocalLauncher::close_output(Output& o) {
+  close_fd(o.pipe);
+  close_fd(o.file);
 }
 
 void LocalLauncher::release(Proc& p) {
   auto slot = static_cast<std::uint32_t>(p.handle & 0xffffffffU);
   heap_remove(slot);
+  // A process that left the task's group may still hold a pipe: what it writes later is lost.
+  close_output(p.out);
+  close_output(p.err);
   ::close(p.pidfd);  // also drops it from the epoll set
   p.handle = 0;
   p.pidfd = -1;

@@ -50,10 +50,11 @@ class LocalLauncher final : public Launcher {
   std::string_view name() const override { return "local"; }
 
   // Spawns spec->cmd (argv, or `/bin/sh -c shell`); argv[0] without '/' is searched in PATH.
-  // stdin is /dev/null; stdout/stderr go to request.stdout_path/stderr_path (created, truncated;
-  // an empty path inherits the launcher's stream; the same path for both shares one file). The
-  // files are opened before the chdir to request.workdir, so a relative path names a file relative
-  // to the launcher's cwd, while a relative program ("./gen") resolves against the workdir.
+  // stdin is /dev/null; stdout/stderr go through pipes to request.stdout_path/stderr_path, which
+  // are created (truncated) by poll() when the first byte arrives: a stream that stays silent
+  // leaves no file. An empty path inherits the launcher's stream; the same path for both shares
+  // one file. A relative path names a file relative to the launcher's cwd, while a relative
+  // program ("./gen") resolves against request.workdir.
   // Environment, later wins: the captured environment, spec->env, spec->params, request.env.
   // Errors: invalid_argument (no spec, not an executable task, empty command, bad variable name);
   // not_found (program, workdir or an output directory missing: "./gen: No such file or
@@ -76,6 +77,17 @@ class LocalLauncher final : public Launcher {
  private:
   enum class Phase : std::uint8_t { running, terminating, killed };
 
+  // A task's stdout or stderr: the read end of a pipe the task writes to, and the file its data
+  // goes to, created on the first byte (a task that prints nothing costs no file: creating
+  // thousands of files is what dominated launching short tasks, and on a parallel file system it
+  // is a metadata-server round trip each).
+  struct Output {
+    int pipe = -1;  // read end, non-blocking, in the epoll set; -1 when closed
+    int file = -1;  // -1 until the first byte arrives
+    std::string path;
+    std::string error;  // why the file could not be written; its data is dropped then
+  };
+
   struct Proc {
     LaunchHandle handle = 0;  // 0 = free slot
     pid_t pid = -1;
@@ -88,6 +100,8 @@ class LocalLauncher final : public Launcher {
     Duration timeout{0};
     TimePoint due{};  // valid while heap_pos != kNotInHeap
     std::uint32_t heap_pos = kNotInHeap;
+    Output out;
+    Output err;  // unused (pipe -1) when stderr shares stdout's file
   };
   static constexpr std::uint32_t kNotInHeap = ~std::uint32_t{0};
 
@@ -96,6 +110,9 @@ class LocalLauncher final : public Launcher {
   Status describe_spawn_error(int err, const LaunchRequest& request, const char* program) const;
   void reap(Proc& p, std::vector<StateUpdate>& out);
   void release(Proc& p);
+  // Moves what the pipe holds into the output file; closes the pipe at end of file.
+  void drain(Output& o);
+  void close_output(Output& o);
   void signal_group(Proc& p, int sig);
 
   // Indexed binary min-heap of slots ordered by Proc::due: O(log n) insert, update and removal.
@@ -127,6 +144,7 @@ class LocalLauncher final : public Launcher {
   std::vector<std::string> env_storage_;
   std::unordered_map<std::string_view, std::size_t> extra_index_;
   std::vector<char*> argv_;
+  std::vector<char> buffer_;  // one copy buffer for every pipe (64 KiB)
 };
 
 }  // namespace chorus

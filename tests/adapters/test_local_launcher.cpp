@@ -139,16 +139,47 @@ TEST_CASE("Adapters.Local.MissingWorkdirFailsAtLaunch") {
   CHECK(r.status().code() == ErrorCode::not_found);
 }
 
-TEST_CASE("Adapters.Local.UncreatableOutputFailsAtLaunch") {
+TEST_CASE("Adapters.Local.UncreatableOutputIsReportedNotFatal") {
   TempDir dir;
   LocalLauncher launcher;
-  TaskSpec spec = argv_task(0, {"/bin/true"});
+  TaskSpec spec = shell_task(0, "echo hello");
   LaunchRequest r = request_for(spec);
   r.stdout_path = dir.file("missing-dir/out.log");
   auto h = launcher.launch(r);
-  REQUIRE(!h.ok());
-  CHECK(h.status().message() ==
-        "cannot create output file '" + r.stdout_path + "': No such file or directory");
+  REQUIRE(h.ok());
+  auto updates = drive(launcher, 1);
+  REQUIRE(updates.size() == 1);
+  CHECK(updates[0].succeeded());
+  CHECK(updates[0].message ==
+        "output lost: cannot create '" + r.stdout_path + "': No such file or directory");
+}
+
+TEST_CASE("Adapters.Local.SilentStreamsLeaveNoFile") {
+  TempDir dir;
+  LocalLauncher launcher;
+  TaskSpec spec = shell_task(0, "echo only-err >&2");
+  LaunchRequest r = request_for(spec);
+  r.stdout_path = dir.file("t.out");
+  r.stderr_path = dir.file("t.err");
+  REQUIRE(launcher.launch(r).ok());
+  REQUIRE(drive(launcher, 1).size() == 1);
+  struct stat st;
+  CHECK(::stat(r.stdout_path.c_str(), &st) != 0);
+  CHECK(read_file(r.stderr_path) == "only-err\n");
+}
+
+TEST_CASE("Adapters.Local.LargeOutputDoesNotBlockTheTask") {
+  TempDir dir;
+  LocalLauncher launcher;
+  // 4 MiB: far more than a pipe holds, so the launcher must keep draining while it runs.
+  TaskSpec spec = shell_task(0, "head -c 4194304 /dev/zero | tr '\\0' x");
+  LaunchRequest r = request_for(spec);
+  r.stdout_path = dir.file("big.out");
+  REQUIRE(launcher.launch(r).ok());
+  auto updates = drive(launcher, 1);
+  REQUIRE(updates.size() == 1);
+  CHECK(updates[0].succeeded());
+  CHECK(read_file(r.stdout_path).size() == 4194304);
 }
 
 TEST_CASE("Adapters.Local.RejectsWhatItCannotRun") {

@@ -1,0 +1,323 @@
+// chorus simulate: replay a workload (a JSON/CSV job file, a workflow file, or a seeded generator)
+// through queue policies in simulated time and print their metrics side by side.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
+#include "cli/workflow_input.hpp"
+#include "core/text.hpp"
+#include "schedulers/policy_registry.hpp"
+#include "schedulers/queue/cfq_queue.hpp"
+#include "schedulers/queue/fair_queue.hpp"
+#include "schedulers/queue/ujf_queue.hpp"
+#include "schedulers/queue/uwfq_queue.hpp"
+#include "schedulers/sim/json_value.hpp"
+#include "schedulers/sim/metrics.hpp"
+#include "schedulers/sim/runtime_partitioning.hpp"
+#include "schedulers/sim/simulator.hpp"
+#include "schedulers/sim/workload_generator.hpp"
+#include "schedulers/sim/workload_io.hpp"
+
+namespace chorus::cli {
+namespace {
+
+struct Args {
+  std::string cluster = "8x4";
+  std::string workload;
+  std::string queue = "uwfq";
+  std::string compare;
+  std::string placement = "first-fit";
+  std::string weights;
+  std::string partition;
+  std::string records;
+  std::string grace;
+  std::uint64_t seed = 1;
+  int seeds = 1;
+  double scale = 1;
+  bool json = false;
+};
+
+[[noreturn]] void fail(const Status& s) {
+  print_error(s.message());
+  throw CLI::RuntimeError(s.code() == ErrorCode::invalid_argument ||
+                                  s.code() == ErrorCode::not_found ||
+                                  s.code() == ErrorCode::unsatisfiable
+                              ? kExitBadInput
+                              : kExitError);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(sep, start);
+    std::string item = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!item.empty()) out.push_back(item);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+// "alice=2,bob=1"
+Result<std::map<std::string, double>> parse_weights(const std::string& text) {
+  std::map<std::string, double> w;
+  for (const auto& item : split(text, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return invalid_argument("--weights: '" + item + "' is not USER=WEIGHT");
+    }
+    char* end = nullptr;
+    std::string num = item.substr(eq + 1);
+    double v = std::strtod(num.c_str(), &end);
+    if (num.empty() || *end != '\0') {
+      return invalid_argument("--weights: '" + num + "' is not a number (in '" + item + "')");
+    }
+    if (!(v > 0) || !std::isfinite(v)) {
+      return invalid_argument("--weights: weight of '" + item.substr(0, eq) +
+                              "' must be a positive number, got " + num);
+    }
+    w[item.substr(0, eq)] = v;
+  }
+  return w;
+}
+
+// The built-in fair-share policies take the weights (and uwfq the grace period); any other name
+// comes from the registry as is.
+Result<std::unique_ptr<QueuePolicy>> make_policy(const PolicyRegistry& registry,
+                                                 const std::string& name,
+                                                 const std::map<std::string, double>& weights,
+                                                 std::optional<Duration> grace) {
+  auto fq = [&](Duration default_grace) {
+    FairQueueOptions o;
+    o.weights = weights;
+    o.grace = grace.value_or(default_grace);
+    return o;
+  };
+  auto to_queue = [](auto r) -> Result<std::unique_ptr<QueuePolicy>> {
+    if (!r.ok()) return r.status();
+    return std::unique_ptr<QueuePolicy>(std::move(*r));
+  };
+  if (name == "uwfq") return to_queue(UwfqQueue::create(fq(UwfqQueue::kDefaultGrace)));
+  if (name == "cfq") return to_queue(CfqQueue::create(fq(Duration::zero())));
+  if (name == "fair" || name == "ujf") {
+    PoolOptions o;
+    o.weights = weights;
+    return name == "fair" ? to_queue(FairQueue::create(o)) : to_queue(UjfQueue::create(o));
+  }
+  return registry.make_queue(name);
+}
+
+// A workflow file as one job: tasks' declared estimates are their runtimes.
+Result<sim::Workload> workflow_as_workload(const std::string& path) {
+  auto graph = load_workflow_for_cli(path, /*oversubscribe=*/true);
+  if (!graph.ok()) return graph.status();
+  sim::Workload w;
+  w.name = graph->name;
+  sim::SimJob job;
+  job.id = graph->name.empty() ? path : graph->name;
+  job.user = "default";
+  // Tasks in a topological order, so `after` points at earlier tasks.
+  const auto& tasks = graph->tasks;
+  std::vector<std::size_t> pending(tasks.size()), order, position(tasks.size());
+  auto dependents = dependents_of(*graph);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    pending[i] = tasks[i].after.size();
+    if (pending[i] == 0) order.push_back(i);
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    for (auto d : dependents[order[k]]) {
+      if (--pending[d] == 0) order.push_back(d);
+    }
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+  for (auto i : order) {
+    const TaskSpec& t = tasks[i];
+    if (t.estimate <= Duration::zero()) {
+      return invalid_argument(
+          path + ": task '" + t.name +
+          "' has no runtime to simulate: give it an estimate (e.g. estimate: 30s)");
+    }
+    if (!t.user.empty() && job.user == "default") job.user = t.user;
+    sim::SimTask st;
+    st.runtime_s = std::chrono::duration<double>(t.estimate).count();
+    st.cores = std::max(1, t.total().cores);
+    for (auto a : t.after) st.after.push_back(static_cast<std::uint32_t>(position[a]));
+    job.tasks.push_back(std::move(st));
+  }
+  w.jobs.push_back(std::move(job));
+  return w;
+}
+
+Result<sim::Workload> load_workload(const Args& a, std::uint64_t seed) {
+  if (a.workload.rfind("gen:", 0) == 0)
+    return sim::generate_workload(a.workload.substr(4), seed, a.scale);
+  auto ends_with = [&](std::string_view s) {
+    return a.workload.size() >= s.size() &&
+           a.workload.compare(a.workload.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends_with(".yaml") || ends_with(".yml")) return workflow_as_workload(a.workload);
+  return sim::load_workload_file(a.workload);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Field-wise median over seeds.
+sim::Metrics median_metrics(const std::vector<sim::Metrics>& runs) {
+  sim::Metrics m;
+  auto med = [&](auto field) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(static_cast<double>(r.*field));
+    return median(v);
+  };
+  m.jobs = static_cast<std::size_t>(med(&sim::Metrics::jobs));
+  m.small_jobs = static_cast<std::size_t>(med(&sim::Metrics::small_jobs));
+  m.large_jobs = static_cast<std::size_t>(med(&sim::Metrics::large_jobs));
+  m.mean_response_s = med(&sim::Metrics::mean_response_s);
+  m.p90_response_s = med(&sim::Metrics::p90_response_s);
+  m.worst10_response_s = med(&sim::Metrics::worst10_response_s);
+  m.small_mean_response_s = med(&sim::Metrics::small_mean_response_s);
+  m.small_p90_response_s = med(&sim::Metrics::small_p90_response_s);
+  m.large_mean_response_s = med(&sim::Metrics::large_mean_response_s);
+  m.large_p90_response_s = med(&sim::Metrics::large_p90_response_s);
+  m.mean_slowdown = med(&sim::Metrics::mean_slowdown);
+  m.large_mean_slowdown = med(&sim::Metrics::large_mean_slowdown);
+  m.jain_users = med(&sim::Metrics::jain_users);
+  m.deadline_violation_ratio = med(&sim::Metrics::deadline_violation_ratio);
+  m.makespan_s = med(&sim::Metrics::makespan_s);
+  return m;
+}
+
+void run_simulate(const Args& a) {
+  auto cluster = sim::parse_cluster(a.cluster);
+  if (!cluster.ok()) fail(cluster.status());
+  auto weights = parse_weights(a.weights);
+  if (!weights.ok()) fail(weights.status());
+  std::optional<Duration> grace;
+  if (!a.grace.empty()) {
+    auto g = parse_duration(a.grace);
+    if (!g.ok()) fail(invalid_argument("--grace: " + g.status().message()));
+    grace = *g;
+  }
+  double partition_s = 0;
+  if (!a.partition.empty()) {
+    auto p = parse_duration(a.partition);
+    if (!p.ok() || *p <= Duration::zero()) {
+      fail(invalid_argument("--partition: '" + a.partition +
+                            "' is not a positive duration (e.g. 0.5s)"));
+    }
+    partition_s = std::chrono::duration<double>(*p).count();
+  }
+  if (a.seeds < 1) fail(invalid_argument("--seeds must be at least 1"));
+  std::vector<std::string> names =
+      a.compare.empty() ? std::vector<std::string>{a.queue} : split(a.compare, ',');
+  auto registry = PolicyRegistry::with_builtins();
+  for (const auto& n : names) {
+    auto q = make_policy(registry, n, *weights, grace);
+    if (!q.ok()) fail(q.status());
+  }
+  auto placement_check = registry.make_placement(a.placement);
+  if (!placement_check.ok()) fail(placement_check.status());
+
+  sim::SimOptions options;
+  options.user_weights = *weights;
+  std::map<std::string, std::vector<sim::Metrics>> by_policy;
+  std::vector<sim::SimResult> records;
+  std::string workload_name;
+  std::size_t jobs = 0, tasks = 0;
+  for (int s = 0; s < a.seeds; ++s) {
+    auto workload = load_workload(a, a.seed + static_cast<std::uint64_t>(s));
+    if (!workload.ok()) fail(workload.status());
+    sim::Workload w =
+        partition_s > 0 ? sim::partition_divisible(*workload, partition_s) : std::move(*workload);
+    workload_name = w.name;
+    jobs = w.jobs.size();
+    tasks = w.task_count();
+    for (const auto& n : names) {
+      auto queue = make_policy(registry, n, *weights, grace);
+      auto placement = registry.make_placement(a.placement);
+      auto run = sim::simulate(w, *cluster, **queue, **placement, options);
+      if (!run.ok()) fail(run.status());
+      by_policy[n].push_back(sim::compute_metrics(*run, cluster->total_cores(), *weights));
+      if (!a.records.empty() && s == 0) records.push_back(std::move(*run));
+    }
+  }
+  if (!a.records.empty()) {
+    bool json = a.records.size() >= 5 && a.records.compare(a.records.size() - 5, 5, ".json") == 0;
+    if (Status st = sim::write_text_file(
+            a.records, json ? sim::records_json(records) : sim::records_csv(records));
+        !st.ok()) {
+      fail(st);
+    }
+  }
+
+  if (a.json) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (i) out += ",";
+      out += "\n  " + sim::json_quote(names[i]) + ": " +
+             sim::metrics_json(median_metrics(by_policy[names[i]]));
+    }
+    out += "\n}\n";
+    std::fputs(out.c_str(), stdout);
+    return;
+  }
+  std::printf("workload %s: %zu jobs, %zu tasks; cluster %s (%d cores); %d seed%s from %llu%s\n",
+              workload_name.c_str(), jobs, tasks, a.cluster.c_str(), cluster->total_cores(),
+              a.seeds, a.seeds == 1 ? "" : "s (medians)", static_cast<unsigned long long>(a.seed),
+              partition_s > 0 ? (", partitioned to " + a.partition).c_str() : "");
+  std::printf("%-10s %11s %11s %11s %11s %11s %9s %9s %6s %6s %10s\n", "policy", "small mean",
+              "small p90", "large mean", "p90", "worst10%", "slowdown", "large sd", "jain", "viol",
+              "makespan");
+  for (const auto& n : names) {
+    sim::Metrics m = median_metrics(by_policy[n]);
+    std::printf("%-10s %10.2fs %10.2fs %10.2fs %10.2fs %10.2fs %9.2f %9.2f %6.3f %6.3f %9.1fs\n",
+                n.c_str(), m.small_mean_response_s, m.small_p90_response_s, m.large_mean_response_s,
+                m.p90_response_s, m.worst10_response_s, m.mean_slowdown, m.large_mean_slowdown,
+                m.jain_users, m.deadline_violation_ratio, m.makespan_s);
+  }
+}
+
+void add_simulate_command(CLI::App& app) {
+  auto* cmd =
+      app.add_subcommand("simulate", "Replay a workload through queue policies in simulated time");
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--workload,-w", args->workload,
+                  "A job file (.json/.csv), a workflow (.yaml) or gen:MIX (" +
+                      join(sim::generator_names()) + ")")
+      ->required();
+  cmd->add_option("--cluster", args->cluster, "NODESxCORES, groups joined by '+'")
+      ->capture_default_str();
+  cmd->add_option("--queue", args->queue, "Queue policy")->capture_default_str();
+  cmd->add_option("--compare", args->compare, "Comma-separated queue policies to run side by side");
+  cmd->add_option("--placement", args->placement, "Placement policy")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Generator seed (the first, with --seeds)")
+      ->capture_default_str();
+  cmd->add_option("--seeds", args->seeds, "Number of seeds; metrics are medians over them")
+      ->capture_default_str();
+  cmd->add_option("--scale", args->scale, "Multiply a generator's job counts")
+      ->capture_default_str();
+  cmd->add_option("--partition", args->partition,
+                  "Split divisible jobs into tasks of about this runtime (e.g. 0.5s)");
+  cmd->add_option("--weights", args->weights, "User weights, USER=W,... (fair, ujf, cfq, uwfq)");
+  cmd->add_option("--grace", args->grace, "UWFQ/CFQ grace period for returning users (e.g. 1s)");
+  cmd->add_option("--records", args->records,
+                  "Write per-job records (first seed) to FILE.csv or FILE.json");
+  cmd->add_flag("--json", args->json, "Print one JSON object keyed by policy");
+  cmd->callback([args] { run_simulate(*args); });
+}
+
+const CommandRegistrar registrar{"simulate", add_simulate_command};
+
+}  // namespace
+}  // namespace chorus::cli
