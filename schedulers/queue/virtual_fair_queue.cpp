@@ -34,8 +34,9 @@ double VirtualFairQueue::seconds_since_epoch(TimePoint now) {
   return std::chrono::duration<double>(now - *epoch_).count();
 }
 
-// Runs the fluid system from last_ to now: V grows at C / Σw, and each flow whose end V reaches
-// on the way retires at that instant (which changes the rate for the rest of the interval).
+// Runs the fluid system from last_ to now: V grows at C / Σw; on the way, flows whose end V
+// reaches start lingering and lingering flows whose grace ran out retire, each at its instant
+// (which changes the rate for the rest of the interval).
 void VirtualFairQueue::advance(TimePoint now) {
   double t = seconds_since_epoch(now);
   if (t <= last_) return;
@@ -43,23 +44,35 @@ void VirtualFairQueue::advance(TimePoint now) {
     last_ = t;
     return;
   }
-  while (!active_.empty() && last_ < t) {
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  while ((!active_.empty() || !lingering_.empty()) && last_ < t) {
     double rate = capacity_ / active_weight_;
-    auto [end, f] = *active_.begin();
-    double reach = last_ + (end - v_) / rate;
-    if (reach > t) {
+    double reach = active_.empty() ? kNever : last_ + (active_.begin()->first - v_) / rate;
+    double expiry = lingering_.empty() ? kNever : lingering_.begin()->first;
+    double at = std::min(reach, expiry);
+    if (at > t) {
       v_ += rate * (t - last_);
-      last_ = t;
       break;
     }
-    v_ = std::max(v_, end);
-    last_ = std::max(last_, reach);
-    active_.erase(active_.begin());
-    flows_[f].active = false;
-    flows_[f].retired_at = last_;
-    active_weight_ -= flows_[f].weight;
+    at = std::max(at, last_);
+    if (reach <= expiry) {
+      auto [end, f] = *active_.begin();
+      v_ = std::max(v_, end);
+      last_ = at;
+      leave_sets(f);
+      if (grace_s_ > 0) {
+        flows_[f].state = FlowState::lingering;
+        flows_[f].linger_until = at + grace_s_;
+        lingering_.insert({flows_[f].linger_until, f});
+        active_weight_ += flows_[f].weight;
+      }
+    } else {
+      v_ += rate * (at - last_);
+      last_ = at;
+      leave_sets(lingering_.begin()->second);
+    }
   }
-  if (active_.empty()) active_weight_ = 0;  // drop accumulated rounding
+  if (active_.empty() && lingering_.empty()) active_weight_ = 0;  // drop accumulated rounding
   last_ = t;
 }
 
@@ -100,18 +113,31 @@ std::uint32_t VirtualFairQueue::new_job(std::uint32_t flow, std::string key) {
   return id;
 }
 
-void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
+// Takes a flow out of the active or lingering set (and out of Σw): it is idle.
+void VirtualFairQueue::leave_sets(std::uint32_t flow) {
   Flow& f = flows_[flow];
-  if (f.active) active_.erase({f.end, flow});
+  if (f.state == FlowState::active) active_.erase({f.end, flow});
+  if (f.state == FlowState::lingering) lingering_.erase({f.linger_until, flow});
+  if (f.state != FlowState::idle) active_weight_ -= f.weight;
+  f.state = FlowState::idle;
+}
+
+// A flow's end moved (more work): active if ahead of V, else it lingers afresh.
+void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
+  leave_sets(flow);
+  Flow& f = flows_[flow];
   f.end = end;
-  bool active = end > v_;
-  if (active) {
+  if (end > v_) {
+    f.state = FlowState::active;
     active_.insert({end, flow});
-    if (!f.active) active_weight_ += f.weight;
-  } else if (f.active) {
-    active_weight_ -= f.weight;
+  } else if (grace_s_ > 0) {
+    f.state = FlowState::lingering;
+    f.linger_until = last_ + grace_s_;
+    lingering_.insert({f.linger_until, flow});
+  } else {
+    return;
   }
-  f.active = active;
+  active_weight_ += f.weight;
 }
 
 void VirtualFairQueue::set_job_deadline(std::uint32_t job, double deadline) {
@@ -159,7 +185,7 @@ void VirtualFairQueue::on_ready(const TaskSpec& task, TimePoint now) {
     auto it = job_by_key_.find(task.job);
     // More work for the flow's last job while the flow is still busy: the job grows.
     if (it != job_by_key_.end() && jobs_[it->second].flow == f && flow.tail_job == it->second &&
-        flow.active) {
+        flow.state == FlowState::active) {
       job = it->second;
       set_job_deadline(job, jobs_[job].deadline + work / flow.weight);
       set_flow_end(f, jobs_[job].deadline);
@@ -167,10 +193,8 @@ void VirtualFairQueue::on_ready(const TaskSpec& task, TimePoint now) {
   }
   if (job == kNone) {
     double start;
-    if (flow.active) {
-      start = flow.end;
-    } else if (flow.tail_job != kNone && last_ - flow.retired_at <= grace_s_) {
-      start = flow.end;  // back within the grace period: keeps its place in the chain
+    if (flow.state != FlowState::idle) {
+      start = flow.end;  // chains; a lingering user back within its grace keeps its place
     } else {
       start = v_;
       flow.start = v_;

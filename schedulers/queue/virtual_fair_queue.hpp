@@ -5,9 +5,11 @@
 // the global virtual time V advances at C / Σ w (active flows) per second of real time, so a flow
 // of weight w gets w units of V-progress per unit of its work. A flow is active while its virtual
 // end E (the virtual finish of all work it has submitted) is ahead of V; when V reaches E the flow
-// retires. A job of work R (core-seconds, from a WorkEstimator) submitted by flow f gets the
-// deadline D = start + R / w_f, where start is E_f if f is active (jobs of a flow chain in
-// order), E_f if f retired less than `grace` ago (it keeps its place), and V otherwise. Tasks of
+// lingers for `grace` seconds of real time, still counted in Σw (so a user who is between two
+// back-to-back jobs keeps its share of the virtual system instead of letting V race ahead), and
+// then retires. A job of work R (core-seconds, from a WorkEstimator) submitted by flow f gets the
+// deadline D = start + R / w_f, where start is E_f if f is active or lingering (jobs of a flow
+// chain in order; a returning user keeps its place) and V if f is new or retired. Tasks of
 // a job that arrive while the job is the flow's last share its deadline, which grows by their
 // work. next() returns the first queued task of the job with the smallest deadline (ties: the job
 // seen first). Non-preemptive: a started task is not taken back.
@@ -69,16 +71,19 @@ class VirtualFairQueue : public QueuePolicy {
   std::optional<double> deadline_of(TaskId task) const;
   // Flows whose virtual end is ahead of V.
   std::size_t active_flows() const { return active_.size(); }
+  // Flows whose virtual end V has passed less than `grace` ago.
+  std::size_t lingering_flows() const { return lingering_.size(); }
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  enum class FlowState : std::uint8_t { idle, active, lingering };
 
   struct Flow {
     double weight = 1;
-    double start = 0;  // S: virtual start of the flow's current busy period
-    double end = 0;    // E: virtual finish of everything it submitted
-    double retired_at = -std::numeric_limits<double>::infinity();  // real seconds
-    bool active = false;
+    double start = 0;         // S: virtual start of the flow's current busy period
+    double end = 0;           // E: virtual finish of everything it submitted
+    double linger_until = 0;  // real seconds; meaningful while lingering
+    FlowState state = FlowState::idle;
     std::uint32_t tail_job = kNone;  // the last job in its chain
   };
   struct Job {
@@ -97,6 +102,7 @@ class VirtualFairQueue : public QueuePolicy {
   std::uint32_t flow_for(const TaskSpec& task);
   std::uint32_t new_job(std::uint32_t flow, std::string key);
   void set_flow_end(std::uint32_t flow, double end);
+  void leave_sets(std::uint32_t flow);
   void set_job_deadline(std::uint32_t job, double deadline);
   void mark_ready(std::uint32_t job);
   void unmark_ready(std::uint32_t job);
@@ -113,7 +119,8 @@ class VirtualFairQueue : public QueuePolicy {
 
   std::vector<Flow> flows_;
   std::unordered_map<std::string, std::uint32_t> flow_by_name_;
-  std::set<std::pair<double, std::uint32_t>> active_;  // (E, flow)
+  std::set<std::pair<double, std::uint32_t>> active_;     // (E, flow)
+  std::set<std::pair<double, std::uint32_t>> lingering_;  // (real expiry, flow)
 
   std::vector<Job> jobs_;
   std::vector<std::uint32_t> free_jobs_;

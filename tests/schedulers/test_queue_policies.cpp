@@ -159,16 +159,22 @@ TEST_CASE("Schedulers.Uwfq.VirtualTimeAdvancesAtCapacityOverActiveWeight") {
 TEST_CASE("Schedulers.Uwfq.ReturningUserKeepsItsPlaceOnlyWithinGrace") {
   for (double grace : {5.0, 1.0}) {
     CAPTURE(grace);
-    UwfqQueue q(
-        fq_options(2, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(grace))));
+    UwfqQueue q(fq_options(2, std::chrono::duration_cast<Duration>(
+                                  std::chrono::duration<double>(grace))));
     Harness h(2);
     h.add(q, "a", "a1", 1);    // D = 1
     h.add(q, "b", "b1", 100);  // keeps V moving
-    h.next(q, 3);              // a retires at t = 1 (V = 1); then V grows at 2/s: V(3) = 5
-    CHECK(q.virtual_time() == doctest::Approx(5));
+    h.next(q, 1);              // V = 1 at t = 1: a's end is reached; it lingers for `grace`
+    CHECK(q.virtual_time() == doctest::Approx(1));
+    CHECK(q.lingering_flows() == 1);
+    h.next(q, 3);
+    // grace 5: a still counts, rate 2 / 2, V(3) = 3. grace 1: a retired at t = 2, then rate
+    // 2 / 1, V(3) = 2 + 2 = 4.
+    CHECK(q.virtual_time() == doctest::Approx(grace > 2 ? 3.0 : 4.0));
+    CHECK(q.lingering_flows() == (grace > 2 ? 1u : 0u));
     auto back = h.add(q, "a", "a2", 1, 3);
-    // Within grace the chain continues from E_a = 1; after it, the user restarts at V = 5.
-    CHECK(q.deadline_of(back).value() == doctest::Approx(grace >= 2 ? 2.0 : 6.0));
+    // Within grace the chain continues from E_a = 1; after it, the user restarts at V.
+    CHECK(q.deadline_of(back).value() == doctest::Approx(grace > 2 ? 2.0 : 5.0));
   }
 }
 

@@ -1,0 +1,44 @@
+#include "schedulers/sim/runtime_partitioning.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+namespace chorus::sim {
+
+std::vector<double> partition_runtime(double runtime_s, double target_s) {
+  if (!(target_s > 0) || runtime_s <= target_s) return {runtime_s};
+  auto n = static_cast<std::size_t>(std::ceil(runtime_s / target_s));
+  return std::vector<double>(n, runtime_s / static_cast<double>(n));
+}
+
+Workload partition_divisible(const Workload& w, double target_s) {
+  Workload out;
+  out.name = w.name;
+  out.jobs.reserve(w.jobs.size());
+  for (const SimJob& j : w.jobs) {
+    if (!j.divisible || !(target_s > 0)) {
+      out.jobs.push_back(j);
+      continue;
+    }
+    SimJob split = j;
+    split.tasks.clear();
+    // first[k], count[k]: where the pieces of original task k landed.
+    std::vector<std::uint32_t> first(j.tasks.size()), count(j.tasks.size());
+    for (std::size_t k = 0; k < j.tasks.size(); ++k) {
+      const SimTask& t = j.tasks[k];
+      std::vector<std::uint32_t> after;
+      for (auto a : t.after) {
+        for (std::uint32_t p = 0; p < count[a]; ++p) after.push_back(first[a] + p);
+      }
+      first[k] = static_cast<std::uint32_t>(split.tasks.size());
+      for (double piece : partition_runtime(t.runtime_s, target_s)) {
+        split.tasks.push_back(SimTask{piece, t.cores, after});
+      }
+      count[k] = static_cast<std::uint32_t>(split.tasks.size()) - first[k];
+    }
+    out.jobs.push_back(std::move(split));
+  }
+  return out;
+}
+
+}  // namespace chorus::sim

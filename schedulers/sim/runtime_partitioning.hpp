@@ -1,0 +1,19 @@
+// Runtime partitioning (arXiv 2510.15485, §runtime partitioning): divisible work is cut into
+// pieces of about a target runtime, so that with non-preemptive dispatch a long job holds a core
+// for at most about `target` before the queue policy gets to choose again.
+#pragma once
+
+#include <vector>
+
+#include "schedulers/sim/workload.hpp"
+
+namespace chorus::sim {
+
+// n = ceil(runtime / target) equal pieces (1 when target <= 0 or runtime <= target).
+std::vector<double> partition_runtime(double runtime_s, double target_s);
+
+// Splits every task of every divisible job; dependencies between split tasks are kept (a piece of
+// task b waits for all pieces of a when b waited for a). Jobs that are not divisible are copied.
+Workload partition_divisible(const Workload& w, double target_s);
+
+}  // namespace chorus::sim

@@ -1,0 +1,329 @@
+#include "schedulers/sim/simulator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+
+namespace chorus::sim {
+namespace {
+
+using Nanos = std::int64_t;
+
+Nanos to_nanos(double s) {
+  return static_cast<Nanos>(std::llround(s * 1e9));
+}
+double to_seconds(Nanos ns) {
+  return static_cast<double>(ns) * 1e-9;
+}
+TimePoint to_time(Nanos ns) {
+  return TimePoint{} + Duration(ns);
+}
+
+struct JobState {
+  std::unique_ptr<TaskSpec[]> specs;  // alive from arrival to finish
+  std::size_t unfinished = 0;
+};
+
+struct UserState {
+  double weight = 1;
+  long demand = 0;   // cores of ready + running tasks
+  long running = 0;  // cores of running tasks
+  bool backlogged = false;
+  UserShare share;
+};
+
+// Integrates received service and max-min fair entitlement over [from, to).
+class ShareMeter {
+ public:
+  ShareMeter(std::vector<UserState>& users, double capacity) : users_(users), capacity_(capacity) {}
+
+  void add_demand(std::uint32_t u, long cores) {
+    UserState& s = users_[u];
+    s.demand += cores;
+    if (s.demand > 0 && !s.backlogged) {
+      s.backlogged = true;
+      backlogged_.push_back(u);
+    }
+  }
+
+  void integrate(double dt) {
+    if (dt <= 0 || backlogged_.empty()) return;
+    // Drop users whose demand fell to 0 since the last interval.
+    std::erase_if(backlogged_, [&](std::uint32_t u) {
+      if (users_[u].demand > 0) return false;
+      users_[u].backlogged = false;
+      return true;
+    });
+    order_ = backlogged_;
+    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return users_[a].demand / users_[a].weight < users_[b].demand / users_[b].weight;
+    });
+    double cap = capacity_, weight = 0;
+    for (auto u : order_) weight += users_[u].weight;
+    for (auto u : order_) {
+      UserState& s = users_[u];
+      double fair = weight > 0 ? cap * s.weight / weight : 0;
+      double alloc = std::min(static_cast<double>(s.demand), fair);
+      s.share.entitled += alloc * dt;
+      s.share.received += static_cast<double>(s.running) * dt;
+      cap -= alloc;
+      weight -= s.weight;
+    }
+  }
+
+ private:
+  std::vector<UserState>& users_;
+  double capacity_;
+  std::vector<std::uint32_t> backlogged_;
+  std::vector<std::uint32_t> order_;
+};
+
+}  // namespace
+
+Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, QueuePolicy& queue,
+                           PlacementPolicy& placement, const SimOptions& options) {
+  if (Status s = validate_workload(workload); !s.ok()) return s;
+  if (cluster.nodes.empty()) return invalid_argument("the simulated cluster has no nodes");
+  const int largest = cluster.largest_node_cores();
+  const std::size_t n_jobs = workload.jobs.size();
+
+  // Dense task ids: job j owns [first[j], first[j + 1]).
+  std::vector<TaskId> first(n_jobs + 1, 0);
+  for (std::size_t j = 0; j < n_jobs; ++j) {
+    const SimJob& job = workload.jobs[j];
+    for (std::size_t k = 0; k < job.tasks.size(); ++k) {
+      if (job.tasks[k].cores > largest) {
+        return Status(ErrorCode::unsatisfiable, "job '" + job.id + "' task " + std::to_string(k) +
+                                                    " needs " + std::to_string(job.tasks[k].cores) +
+                                                    " cores; the largest node has " +
+                                                    std::to_string(largest));
+      }
+    }
+    if (first[j] + job.tasks.size() >= kNoTask) {
+      return invalid_argument("workload has too many tasks for 32-bit task ids");
+    }
+    first[j + 1] = first[j] + static_cast<TaskId>(job.tasks.size());
+  }
+  const std::size_t n_tasks = first[n_jobs];
+  std::vector<std::uint32_t> job_of(n_tasks);
+  for (std::size_t j = 0; j < n_jobs; ++j) {
+    for (TaskId t = first[j]; t < first[j + 1]; ++t) job_of[t] = static_cast<std::uint32_t>(j);
+  }
+  // Dependents inside each job, as task-local indices (CSR over global ids).
+  std::vector<std::uint32_t> waiting(n_tasks, 0), dep_start(n_tasks + 1, 0), deps;
+  for (std::size_t j = 0; j < n_jobs; ++j) {
+    const auto& tasks = workload.jobs[j].tasks;
+    for (std::size_t k = 0; k < tasks.size(); ++k) {
+      waiting[first[j] + k] = static_cast<std::uint32_t>(tasks[k].after.size());
+      for (auto a : tasks[k].after) ++dep_start[first[j] + a + 1];
+    }
+  }
+  for (std::size_t t = 0; t < n_tasks; ++t) dep_start[t + 1] += dep_start[t];
+  deps.resize(dep_start[n_tasks]);
+  {
+    std::vector<std::uint32_t> fill(dep_start.begin(), dep_start.end() - 1);
+    for (std::size_t j = 0; j < n_jobs; ++j) {
+      const auto& tasks = workload.jobs[j].tasks;
+      for (std::size_t k = 0; k < tasks.size(); ++k) {
+        for (auto a : tasks[k].after)
+          deps[fill[first[j] + a]++] = first[j] + static_cast<TaskId>(k);
+      }
+    }
+  }
+
+  // Users, and the closed-loop successor of each job.
+  std::unordered_map<std::string, std::uint32_t> user_index;
+  std::vector<std::uint32_t> user_of(n_jobs);
+  std::vector<UserState> users;
+  std::vector<std::string> user_names;
+  constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  std::vector<std::uint32_t> successor(n_jobs, kNone), last_of_user;
+  for (std::size_t j = 0; j < n_jobs; ++j) {
+    const SimJob& job = workload.jobs[j];
+    auto [it, added] = user_index.emplace(job.user, static_cast<std::uint32_t>(users.size()));
+    if (added) {
+      UserState s;
+      if (auto w = options.user_weights.find(job.user); w != options.user_weights.end()) {
+        s.weight = w->second;
+      }
+      users.push_back(s);
+      user_names.push_back(job.user);
+      last_of_user.push_back(kNone);
+    }
+    user_of[j] = it->second;
+    if (job.after_previous && last_of_user[it->second] != kNone) {
+      successor[last_of_user[it->second]] = static_cast<std::uint32_t>(j);
+    }
+    last_of_user[it->second] = static_cast<std::uint32_t>(j);
+  }
+  ShareMeter meter(users, cluster.total_cores());
+
+  SimResult result;
+  result.policy = std::string(queue.name());
+  result.jobs.resize(n_jobs);
+  using Event = std::pair<Nanos, std::uint32_t>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> arrivals, completions;
+  std::vector<std::uint8_t> is_successor(n_jobs, 0);
+  for (auto s : successor) {
+    if (s != kNone) is_successor[s] = 1;
+  }
+  for (std::size_t j = 0; j < n_jobs; ++j) {
+    if (!is_successor[j]) {
+      arrivals.push({to_nanos(workload.jobs[j].arrival_s), static_cast<std::uint32_t>(j)});
+    }
+  }
+
+  std::vector<JobState> jobs(n_jobs);
+  std::vector<NodeView> views(cluster.nodes.size());
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    views[i].info = &cluster.nodes[i];
+    views[i].free = cluster.nodes[i].capacity;
+  }
+  std::vector<std::int32_t> node_of(n_tasks, -1);
+  std::vector<Nanos> started_at(n_tasks, 0);
+  std::vector<std::uint8_t> queued(n_tasks, 0);
+  std::size_t running = 0;
+  const double total_cores = cluster.total_cores();
+
+  auto spec_of = [&](TaskId t) -> TaskSpec& { return jobs[job_of[t]].specs[t - first[job_of[t]]]; };
+  auto make_ready = [&](TaskId t, Nanos now) {
+    queued[t] = 1;
+    TaskSpec& spec = spec_of(t);
+    meter.add_demand(user_of[job_of[t]], spec.per_rank.cores);
+    queue.on_ready(spec, to_time(now));
+  };
+
+  auto arrive = [&](std::uint32_t j, Nanos now) {
+    const SimJob& job = workload.jobs[j];
+    JobRecord& rec = result.jobs[j];
+    rec.id = job.id;
+    rec.user = job.user;
+    rec.job_class = job.job_class.empty() ? job.id : job.job_class;
+    rec.size = job.size;
+    rec.arrival_s = to_seconds(now);
+    rec.work = job.work();
+    rec.tasks = job.tasks.size();
+    // Alone: its critical path, or its work spread over the whole cluster, whichever is longer.
+    std::vector<double> path(job.tasks.size(), 0);
+    double critical = 0;
+    for (std::size_t k = 0; k < job.tasks.size(); ++k) {
+      double before = 0;
+      for (auto a : job.tasks[k].after) before = std::max(before, path[a]);
+      path[k] = before + job.tasks[k].runtime_s;
+      critical = std::max(critical, path[k]);
+    }
+    rec.alone_s = std::max(critical, rec.work / total_cores);
+    JobState& st = jobs[j];
+    st.specs = std::make_unique<TaskSpec[]>(job.tasks.size());
+    st.unfinished = job.tasks.size();
+    for (std::size_t k = 0; k < job.tasks.size(); ++k) {
+      TaskSpec& s = st.specs[k];
+      s.id = first[j] + static_cast<TaskId>(k);
+      s.name = job.id + "/" + std::to_string(k);
+      s.user = job.user;
+      s.job = job.id;
+      s.kind = TaskKind::function;
+      s.per_rank = Resources{job.tasks[k].cores, 0, 0};
+      s.estimate = Duration(to_nanos(job.tasks[k].runtime_s));
+    }
+    for (std::size_t k = 0; k < job.tasks.size(); ++k) {
+      if (job.tasks[k].after.empty()) make_ready(first[j] + static_cast<TaskId>(k), now);
+    }
+  };
+
+  auto finish_task = [&](TaskId t, Nanos now) {
+    std::uint32_t j = job_of[t];
+    TaskSpec& spec = spec_of(t);
+    NodeView& node = views[static_cast<std::size_t>(node_of[t])];
+    node.free += spec.total();
+    node.running -= 1;
+    --running;
+    UserState& u = users[user_of[j]];
+    u.running -= spec.per_rank.cores;
+    u.demand -= spec.per_rank.cores;
+    queue.on_finish(spec, TaskState::succeeded, Duration(now - started_at[t]), to_time(now));
+    for (auto d = dep_start[t]; d < dep_start[t + 1]; ++d) {
+      if (--waiting[deps[d]] == 0) make_ready(deps[d], now);
+    }
+    if (--jobs[j].unfinished == 0) {
+      result.jobs[j].finish_s = to_seconds(now);
+      jobs[j].specs.reset();
+      if (successor[j] != kNone) {
+        arrivals.push({now + to_nanos(workload.jobs[successor[j]].arrival_s), successor[j]});
+      }
+    }
+  };
+
+  Status failure;
+  auto dispatch = [&](Nanos now) {
+    ClusterView view{views, to_time(now)};
+    while (queue.size() > 0) {
+      auto next = queue.next(view);
+      if (!next) return;
+      if (*next >= n_tasks || !queued[*next]) {
+        failure = internal_error("queue policy '" + std::string(queue.name()) + "' named task " +
+                                 std::to_string(*next) + ", which is not queued");
+        return;
+      }
+      TaskSpec& spec = spec_of(*next);
+      int best = -1;
+      double best_score = 0;
+      for (std::size_t i = 0; i < views.size(); ++i) {
+        if (placement.filter(spec, views[i]) != Fit::now) continue;
+        double s = placement.score(spec, views[i]);
+        if (best < 0 || s > best_score) {
+          best = static_cast<int>(i);
+          best_score = s;
+        }
+      }
+      if (best < 0) return;  // not now (never was ruled out up front)
+      queue.on_start(spec, to_time(now));
+      queued[*next] = 0;
+      node_of[*next] = best;
+      started_at[*next] = now;
+      views[best].free -= spec.total();
+      views[best].running += 1;
+      ++running;
+      users[user_of[job_of[*next]]].running += spec.per_rank.cores;
+      ++result.decisions;
+      JobRecord& rec = result.jobs[job_of[*next]];
+      if (rec.start_s < 0) rec.start_s = to_seconds(now);
+      const SimJob& job = workload.jobs[job_of[*next]];
+      completions.push({now + to_nanos(job.tasks[*next - first[job_of[*next]]].runtime_s), *next});
+    }
+  };
+
+  for (auto& rec : result.jobs) rec.start_s = -1;
+  Nanos last = 0;
+  while (!arrivals.empty() || !completions.empty()) {
+    Nanos now = std::min(arrivals.empty() ? INT64_MAX : arrivals.top().first,
+                         completions.empty() ? INT64_MAX : completions.top().first);
+    meter.integrate(to_seconds(now - last));
+    last = now;
+    while (!completions.empty() && completions.top().first == now) {
+      TaskId t = completions.top().second;
+      completions.pop();
+      finish_task(t, now);
+    }
+    while (!arrivals.empty() && arrivals.top().first == now) {
+      std::uint32_t j = arrivals.top().second;
+      arrivals.pop();
+      arrive(j, now);
+    }
+    dispatch(now);
+    if (!failure.ok()) return failure;
+    if (running == 0 && completions.empty() && arrivals.empty() && queue.size() > 0) {
+      return internal_error("queue policy '" + std::string(queue.name()) + "' left " +
+                            std::to_string(queue.size()) + " tasks queued on an idle cluster");
+    }
+  }
+  result.makespan_s = to_seconds(last);
+  for (std::size_t u = 0; u < users.size(); ++u) result.users[user_names[u]] = users[u].share;
+  return result;
+}
+
+}  // namespace chorus::sim

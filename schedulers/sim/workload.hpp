@@ -1,0 +1,51 @@
+// The simulator's workload model: jobs of users, each job a set of tasks with true runtimes.
+//
+// A job arrives at `arrival_s` (seconds from the start), or — when `after_previous` is set — that
+// many seconds after the same user's previous job (in workload order) has finished: a closed-loop,
+// back-to-back user. Tasks of a job become ready at its arrival unless they wait for other tasks of
+// the same job (`after`, indices of earlier tasks). A divisible job's tasks may be split by runtime
+// partitioning (runtime_partitioning.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace chorus::sim {
+
+enum class SizeClass : std::uint8_t { unknown, small, large };
+const char* to_string(SizeClass c);
+
+struct SimTask {
+  double runtime_s = 0;  // true runtime; also the oracle's estimate
+  int cores = 1;
+  std::vector<std::uint32_t> after;  // indices of earlier tasks of the same job
+};
+
+struct SimJob {
+  std::string id;  // unique
+  std::string user;
+  std::string job_class;  // groups runs of the same job (history estimator); empty = id
+  SizeClass size = SizeClass::unknown;  // unknown: classified by work against the median
+  double arrival_s = 0;
+  bool after_previous = false;
+  bool divisible = false;
+  std::vector<SimTask> tasks;
+
+  double work() const;  // core-seconds
+};
+
+struct Workload {
+  std::string name;
+  std::vector<SimJob> jobs;
+  std::size_t task_count() const;
+};
+
+// Errors (invalid_argument, naming the job): an empty or duplicate id, a job arriving before
+// time 0, a job with no tasks, a task with no runtime (or a non-finite one), a task asking for
+// no cores, an `after` index that is not an earlier task.
+Status validate_workload(const Workload& w);
+
+}  // namespace chorus::sim

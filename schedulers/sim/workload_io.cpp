@@ -1,0 +1,364 @@
+#include "schedulers/sim/workload_io.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "core/text.hpp"
+#include "schedulers/sim/json_value.hpp"
+
+namespace chorus::sim {
+namespace {
+
+Result<SizeClass> parse_size(std::string_view s) {
+  if (s == "small") return SizeClass::small;
+  if (s == "large") return SizeClass::large;
+  if (s.empty() || s == "unknown") return SizeClass::unknown;
+  return invalid_argument("size must be 'small' or 'large', got '" + std::string(s) + "'");
+}
+
+Status unknown_key(const std::string& where, const std::string& key,
+                   const std::vector<std::string>& known) {
+  return invalid_argument(where + ": unknown key '" + key + "'" + did_you_mean(key, known) +
+                          "; known: " + join(known));
+}
+
+Result<double> number_at(const JsonValue& v, const std::string& where) {
+  if (!v.is_number()) return invalid_argument(where + " must be a number");
+  return v.as_number();
+}
+
+Result<int> int_at(const JsonValue& v, const std::string& where) {
+  if (!v.is_number() || v.as_number() != std::floor(v.as_number()) ||
+      std::abs(v.as_number()) > 1e9) {
+    return invalid_argument(where + " must be an integer");
+  }
+  return static_cast<int>(v.as_number());
+}
+
+Status read_task(const JsonValue& v, const std::string& where, SimTask& task) {
+  static const std::vector<std::string> keys = {"runtime", "cores", "after"};
+  if (!v.is_object()) return invalid_argument(where + " must be an object");
+  bool has_runtime = false;
+  for (const auto& [k, val] : v.as_object()) {
+    if (k == "runtime") {
+      auto r = number_at(val, where + ".runtime");
+      if (!r.ok()) return r.status();
+      task.runtime_s = *r;
+      has_runtime = true;
+    } else if (k == "cores") {
+      auto c = int_at(val, where + ".cores");
+      if (!c.ok()) return c.status();
+      task.cores = *c;
+    } else if (k == "after") {
+      if (!val.is_array())
+        return invalid_argument(where + ".after must be an array of task indices");
+      for (const auto& a : val.as_array()) {
+        auto i = int_at(a, where + ".after[]");
+        if (!i.ok()) return i.status();
+        if (*i < 0) return invalid_argument(where + ".after has a negative index");
+        task.after.push_back(static_cast<std::uint32_t>(*i));
+      }
+    } else {
+      return unknown_key(where, k, keys);
+    }
+  }
+  if (!has_runtime) return invalid_argument(where + " has no runtime (add \"runtime\": seconds)");
+  return {};
+}
+
+Status read_job(const JsonValue& v, const std::string& where, SimJob& job) {
+  static const std::vector<std::string> keys = {"id",      "user",           "class",     "size",
+                                                "arrival", "after_previous", "divisible", "tasks"};
+  if (!v.is_object()) return invalid_argument(where + " must be an object");
+  bool has_arrival = false;
+  for (const auto& [k, val] : v.as_object()) {
+    std::string at = where + "." + k;
+    if (k == "id" || k == "user" || k == "class" || k == "size") {
+      if (!val.is_string()) return invalid_argument(at + " must be a string");
+      if (k == "id") job.id = val.as_string();
+      if (k == "user") job.user = val.as_string();
+      if (k == "class") job.job_class = val.as_string();
+      if (k == "size") {
+        auto s = parse_size(val.as_string());
+        if (!s.ok()) return invalid_argument(at + ": " + s.status().message());
+        job.size = *s;
+      }
+    } else if (k == "arrival") {
+      auto a = number_at(val, at);
+      if (!a.ok()) return a.status();
+      job.arrival_s = *a;
+      has_arrival = true;
+    } else if (k == "after_previous" || k == "divisible") {
+      if (!val.is_bool()) return invalid_argument(at + " must be true or false");
+      (k == "divisible" ? job.divisible : job.after_previous) = val.as_bool();
+    } else if (k == "tasks") {
+      if (val.is_array()) {
+        for (std::size_t i = 0; i < val.as_array().size(); ++i) {
+          SimTask t;
+          if (Status s = read_task(val.as_array()[i], at + "[" + std::to_string(i) + "]", t);
+              !s.ok()) {
+            return s;
+          }
+          job.tasks.push_back(std::move(t));
+        }
+      } else if (val.is_object() && val.find("count")) {
+        auto n = int_at(*val.find("count"), at + ".count");
+        if (!n.ok()) return n.status();
+        if (*n <= 0 || *n > 10000000) return invalid_argument(at + ".count must be 1..10000000");
+        JsonValue::Object rest;
+        for (const auto& [tk, tv] : val.as_object()) {
+          if (tk != "count") rest.emplace_back(tk, tv);
+        }
+        SimTask t;
+        if (Status s = read_task(JsonValue(std::move(rest)), at, t); !s.ok()) return s;
+        if (!t.after.empty()) return invalid_argument(at + ": repeated tasks cannot have 'after'");
+        job.tasks.assign(static_cast<std::size_t>(*n), t);
+      } else {
+        return invalid_argument(at +
+                                " must be an array of tasks or {\"count\": n, \"runtime\": s}");
+      }
+    } else {
+      return unknown_key(where, k, keys);
+    }
+  }
+  if (job.id.empty()) return invalid_argument(where + " has no id");
+  if (job.user.empty()) return invalid_argument(where + " (job '" + job.id + "') has no user");
+  if (!has_arrival) return invalid_argument(where + " (job '" + job.id + "') has no arrival");
+  return {};
+}
+
+std::vector<std::string_view> split_csv_line(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = line.find(',', start);
+    std::string_view f = line.substr(start, comma == line.npos ? line.npos : comma - start);
+    while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
+    while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r'))
+      f.remove_suffix(1);
+    out.push_back(f);
+    if (comma == line.npos) return out;
+    start = comma + 1;
+  }
+}
+
+Result<double> csv_number(std::string_view f, const std::string& where) {
+  double d = 0;
+  auto r = std::from_chars(f.data(), f.data() + f.size(), d);
+  if (f.empty() || r.ec != std::errc{} || r.ptr != f.data() + f.size()) {
+    return invalid_argument(where + ": '" + std::string(f) + "' is not a number");
+  }
+  return d;
+}
+
+std::string fmt(double d) {
+  return json_number(d);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+Result<Workload> read_workload_json(std::string_view text, const std::string& source) {
+  auto doc = JsonValue::parse(text, source);
+  if (!doc.ok()) return doc.status();
+  Workload w;
+  const JsonValue* jobs = &*doc;
+  if (doc->is_object()) {
+    static const std::vector<std::string> keys = {"name", "jobs"};
+    for (const auto& [k, v] : doc->as_object()) {
+      if (k == "name" && v.is_string()) {
+        w.name = v.as_string();
+      } else if (k != "jobs") {
+        return unknown_key(source, k, keys);
+      }
+    }
+    jobs = doc->find("jobs");
+    if (!jobs) return invalid_argument(source + ": no \"jobs\" array");
+  }
+  if (!jobs->is_array()) return invalid_argument(source + ": \"jobs\" must be an array");
+  for (std::size_t i = 0; i < jobs->as_array().size(); ++i) {
+    SimJob job;
+    if (Status s = read_job(jobs->as_array()[i], source + ": jobs[" + std::to_string(i) + "]", job);
+        !s.ok()) {
+      return s;
+    }
+    w.jobs.push_back(std::move(job));
+  }
+  if (Status s = validate_workload(w); !s.ok())
+    return invalid_argument(source + ": " + s.message());
+  return w;
+}
+
+Result<Workload> read_workload_csv(std::string_view text, const std::string& source) {
+  Workload w;
+  std::unordered_map<std::string, std::size_t> job_index;
+  std::vector<std::string_view> header;
+  int col_job = -1, col_user = -1, col_arrival = -1, col_runtime = -1, col_cores = -1,
+      col_class = -1, col_size = -1, col_divisible = -1;
+  std::size_t line_no = 0, pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
+    pos = nl == text.npos ? text.size() : nl + 1;
+    ++line_no;
+    std::string where = source + ":" + std::to_string(line_no);
+    if (line.empty() || line == "\r" || line.front() == '#') continue;
+    auto fields = split_csv_line(line);
+    if (header.empty()) {
+      header = fields;
+      static const std::vector<std::string> known = {"job",   "user",  "arrival", "runtime",
+                                                     "cores", "class", "size",    "divisible"};
+      for (std::size_t i = 0; i < header.size(); ++i) {
+        std::string name(header[i]);
+        int idx = static_cast<int>(i);
+        if (name == "job")
+          col_job = idx;
+        else if (name == "user")
+          col_user = idx;
+        else if (name == "arrival")
+          col_arrival = idx;
+        else if (name == "runtime")
+          col_runtime = idx;
+        else if (name == "cores")
+          col_cores = idx;
+        else if (name == "class")
+          col_class = idx;
+        else if (name == "size")
+          col_size = idx;
+        else if (name == "divisible")
+          col_divisible = idx;
+        else
+          return unknown_key(where, name, known);
+      }
+      if (col_job < 0 || col_user < 0 || col_arrival < 0 || col_runtime < 0) {
+        return invalid_argument(where +
+                                ": the header must name the columns job, user, arrival "
+                                "and runtime (optional: cores, class, size, divisible)");
+      }
+      continue;
+    }
+    if (fields.size() != header.size()) {
+      return invalid_argument(where + ": " + std::to_string(fields.size()) +
+                              " fields, the header has " + std::to_string(header.size()));
+    }
+    std::string id(fields[static_cast<std::size_t>(col_job)]);
+    auto arrival = csv_number(fields[static_cast<std::size_t>(col_arrival)], where + ": arrival");
+    if (!arrival.ok()) return arrival.status();
+    auto runtime = csv_number(fields[static_cast<std::size_t>(col_runtime)], where + ": runtime");
+    if (!runtime.ok()) return runtime.status();
+    SimTask task{*runtime, 1, {}};
+    if (col_cores >= 0) {
+      auto c = csv_number(fields[static_cast<std::size_t>(col_cores)], where + ": cores");
+      if (!c.ok()) return c.status();
+      task.cores = static_cast<int>(*c);
+    }
+    auto [it, added] = job_index.emplace(id, w.jobs.size());
+    if (added) {
+      SimJob job;
+      job.id = id;
+      job.user = std::string(fields[static_cast<std::size_t>(col_user)]);
+      job.arrival_s = *arrival;
+      if (col_class >= 0) job.job_class = std::string(fields[static_cast<std::size_t>(col_class)]);
+      if (col_size >= 0) {
+        auto s = parse_size(fields[static_cast<std::size_t>(col_size)]);
+        if (!s.ok()) return invalid_argument(where + ": " + s.status().message());
+        job.size = *s;
+      }
+      if (col_divisible >= 0) {
+        auto d = fields[static_cast<std::size_t>(col_divisible)];
+        job.divisible = d == "true" || d == "1" || d == "yes";
+      }
+      if (job.user.empty()) return invalid_argument(where + ": job '" + id + "' has no user");
+      w.jobs.push_back(std::move(job));
+    } else if (w.jobs[it->second].arrival_s != *arrival) {
+      return invalid_argument(where + ": job '" + id + "' arrives at " + fmt(*arrival) +
+                              " here but at " + fmt(w.jobs[it->second].arrival_s) +
+                              " on an earlier row");
+    }
+    w.jobs[it->second].tasks.push_back(task);
+  }
+  if (header.empty()) return invalid_argument(source + ": empty CSV (no header)");
+  if (Status s = validate_workload(w); !s.ok())
+    return invalid_argument(source + ": " + s.message());
+  return w;
+}
+
+Result<Workload> load_workload_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot read workload '" + path + "': " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  Result<Workload> w =
+      ends_with(".csv") ? read_workload_csv(text, path)
+      : ends_with(".json")
+          ? read_workload_json(text, path)
+          : Result<Workload>(invalid_argument("workload '" + path +
+                                              "': unknown format (use a .json or .csv file)"));
+  if (w.ok() && w->name.empty()) w->name = path;
+  return w;
+}
+
+std::string records_csv(const std::vector<SimResult>& runs) {
+  std::string out =
+      "policy,job,user,class,size,arrival_s,start_s,finish_s,response_s,work_core_s,alone_s,"
+      "slowdown,"
+      "tasks\n";
+  for (const auto& run : runs) {
+    for (const auto& j : run.jobs) {
+      out += csv_field(run.policy) + "," + csv_field(j.id) + "," + csv_field(j.user) + "," +
+             csv_field(j.job_class) + "," + to_string(j.size) + "," + fmt(j.arrival_s) + "," +
+             fmt(j.start_s) + "," + fmt(j.finish_s) + "," + fmt(j.response_s()) + "," +
+             fmt(j.work) + "," + fmt(j.alone_s) + "," +
+             fmt(j.alone_s > 0 ? j.response_s() / j.alone_s : 1) + "," + std::to_string(j.tasks) +
+             "\n";
+    }
+  }
+  return out;
+}
+
+std::string records_json(const std::vector<SimResult>& runs) {
+  std::string out = "[";
+  bool first = true;
+  for (const auto& run : runs) {
+    for (const auto& j : run.jobs) {
+      out += first ? "\n" : ",\n";
+      first = false;
+      out += "{\"policy\": " + json_quote(run.policy) + ", \"job\": " + json_quote(j.id) +
+             ", \"user\": " + json_quote(j.user) + ", \"class\": " + json_quote(j.job_class) +
+             ", \"size\": " + json_quote(to_string(j.size)) +
+             ", \"arrival_s\": " + fmt(j.arrival_s) + ", \"start_s\": " + fmt(j.start_s) +
+             ", \"finish_s\": " + fmt(j.finish_s) + ", \"response_s\": " + fmt(j.response_s()) +
+             ", \"work_core_s\": " + fmt(j.work) + ", \"alone_s\": " + fmt(j.alone_s) +
+             ", \"tasks\": " + std::to_string(j.tasks) + "}";
+    }
+  }
+  return out + "\n]\n";
+}
+
+Status write_text_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return io_error("cannot write '" + path + "': " + std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) return io_error("cannot write '" + path + "': " + std::strerror(errno));
+  return {};
+}
+
+}  // namespace chorus::sim

@@ -1,0 +1,38 @@
+// Reading workloads from JSON or CSV and writing per-job records. The only I/O of the simulator.
+//
+// JSON: {"name": "...", "jobs": [job, ...]} or a bare array of jobs, where a job is
+//   {"id": "j1", "user": "alice", "class": "etl", "size": "small"|"large", "arrival": 0.5,
+//    "after_previous": false, "divisible": false,
+//    "tasks": [{"runtime": 1.5, "cores": 1, "after": [0]}, ...]}
+// "tasks" may also be {"count": 8, "runtime": 1.0, "cores": 1}. Required: id, user, arrival
+// (seconds >= 0), tasks with runtimes (seconds > 0). Unknown keys are errors.
+//
+// CSV: one row per task, a header naming the columns: job,user,arrival,runtime are required;
+// cores, class, size, divisible are optional. Rows of one job share its arrival.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/status.hpp"
+#include "schedulers/sim/simulator.hpp"
+#include "schedulers/sim/workload.hpp"
+
+namespace chorus::sim {
+
+// Errors: invalid_argument "<source>:<line>[:<col>]: <what>" for malformed input; the workload
+// is also checked with validate_workload().
+Result<Workload> read_workload_json(std::string_view text, const std::string& source);
+Result<Workload> read_workload_csv(std::string_view text, const std::string& source);
+
+// By extension: .json or .csv. Errors: io_error (with the OS's reason), or as above.
+Result<Workload> load_workload_file(const std::string& path);
+
+// Per-job records of one or more runs (one row/object per job, with the policy's name).
+std::string records_csv(const std::vector<SimResult>& runs);
+std::string records_json(const std::vector<SimResult>& runs);
+
+// Writes `text` to `path`. Errors: io_error.
+Status write_text_file(const std::string& path, const std::string& text);
+
+}  // namespace chorus::sim
