@@ -14,6 +14,7 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev
   libopenmpi-dev openmpi-bin libpmix-dev
   procps python3 coinor-libcbc-dev
+  slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
 )
 
 missing=()
