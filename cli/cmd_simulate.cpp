@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -165,8 +167,10 @@ Result<sim::Workload> load_workload(const Args& a, std::uint64_t seed) {
   return sim::load_workload_file(a.workload);
 }
 
+// NaN values (no job of a class in that run) are left out; all NaN gives NaN.
 double median(std::vector<double> v) {
-  if (v.empty()) return 0;
+  std::erase_if(v, [](double x) { return std::isnan(x); });
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(v.begin(), v.end());
   std::size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -279,12 +283,27 @@ void run_simulate(const Args& a) {
   std::printf("%-10s %11s %11s %11s %11s %11s %9s %9s %6s %6s %10s\n", "policy", "small mean",
               "small p90", "large mean", "p90", "worst10%", "slowdown", "large sd", "jain", "viol",
               "makespan");
+  // NaN (no job of the class) prints as "-".
+  auto cell = [](double v, int width, const char* unit) {
+    char buf[32];
+    if (std::isnan(v)) {
+      std::snprintf(buf, sizeof buf, "%*s", width, "-");
+    } else {
+      std::snprintf(buf, sizeof buf, "%*.2f%s", width - static_cast<int>(std::strlen(unit)), v,
+                    unit);
+    }
+    return std::string(buf);
+  };
   for (const auto& n : names) {
     sim::Metrics m = median_metrics(by_policy[n]);
-    std::printf("%-10s %10.2fs %10.2fs %10.2fs %10.2fs %10.2fs %9.2f %9.2f %6.3f %6.3f %9.1fs\n",
-                n.c_str(), m.small_mean_response_s, m.small_p90_response_s, m.large_mean_response_s,
-                m.p90_response_s, m.worst10_response_s, m.mean_slowdown, m.large_mean_slowdown,
-                m.jain_users, m.deadline_violation_ratio, m.makespan_s);
+    std::printf("%-10s %s %s %s %s %s %s %s %6.3f %6.3f %9.1fs\n", n.c_str(),
+                cell(m.small_mean_response_s, 11, "s").c_str(),
+                cell(m.small_p90_response_s, 11, "s").c_str(),
+                cell(m.large_mean_response_s, 11, "s").c_str(),
+                cell(m.p90_response_s, 11, "s").c_str(),
+                cell(m.worst10_response_s, 11, "s").c_str(), cell(m.mean_slowdown, 9, "").c_str(),
+                cell(m.large_mean_slowdown, 9, "").c_str(), m.jain_users,
+                m.deadline_violation_ratio, m.makespan_s);
   }
 }
 

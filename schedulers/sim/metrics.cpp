@@ -139,15 +139,16 @@ Metrics compute_metrics(const SimResult& run, double capacity,
   }
   m.small_jobs = small.size();
   m.large_jobs = large.size();
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   m.mean_response_s = mean_of(all);
-  m.small_mean_response_s = mean_of(small);
-  m.large_mean_response_s = mean_of(large);
+  m.small_mean_response_s = small.empty() ? kNone : mean_of(small);
+  m.large_mean_response_s = large.empty() ? kNone : mean_of(large);
   m.mean_slowdown = mean_of(slowdowns);
-  m.large_mean_slowdown = mean_of(large_slowdowns);
+  m.large_mean_slowdown = large.empty() ? kNone : mean_of(large_slowdowns);
   for (auto* v : {&all, &small, &large}) std::sort(v->begin(), v->end());
   m.p90_response_s = percentile(all, 0.9);
-  m.small_p90_response_s = percentile(small, 0.9);
-  m.large_p90_response_s = percentile(large, 0.9);
+  m.small_p90_response_s = small.empty() ? kNone : percentile(small, 0.9);
+  m.large_p90_response_s = large.empty() ? kNone : percentile(large, 0.9);
   std::size_t worst = std::max<std::size_t>(1, all.size() / 10);
   m.worst10_response_s =
       std::accumulate(all.end() - static_cast<std::ptrdiff_t>(worst), all.end(), 0.0) /

@@ -2,6 +2,7 @@
 // between users and violations of an ideal processor-sharing schedule.
 //
 // Definitions:
+// - Per-class figures are NaN (null in JSON) when the run has no job of that class.
 // - response = finish - arrival; p90 is the nearest-rank 90th percentile; worst10 is the mean of
 //   the slowest 10% of responses (at least one job).
 // - slowdown = response / runtime alone (JobRecord::alone_s); mean over jobs.

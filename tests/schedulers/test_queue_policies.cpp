@@ -159,8 +159,8 @@ TEST_CASE("Schedulers.Uwfq.VirtualTimeAdvancesAtCapacityOverActiveWeight") {
 TEST_CASE("Schedulers.Uwfq.ReturningUserKeepsItsPlaceOnlyWithinGrace") {
   for (double grace : {5.0, 1.0}) {
     CAPTURE(grace);
-    UwfqQueue q(fq_options(2, std::chrono::duration_cast<Duration>(
-                                  std::chrono::duration<double>(grace))));
+    UwfqQueue q(
+        fq_options(2, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(grace))));
     Harness h(2);
     h.add(q, "a", "a1", 1);    // D = 1
     h.add(q, "b", "b1", 100);  // keeps V moving

@@ -1,0 +1,267 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "schedulers/placement/first_fit.hpp"
+#include "schedulers/policy_registry.hpp"
+#include "schedulers/queue/fifo_queue.hpp"
+#include "schedulers/queue/uwfq_queue.hpp"
+#include "schedulers/sim/json_value.hpp"
+#include "schedulers/sim/metrics.hpp"
+#include "schedulers/sim/runtime_partitioning.hpp"
+#include "schedulers/sim/simulator.hpp"
+#include "schedulers/sim/workload_generator.hpp"
+#include "schedulers/sim/workload_io.hpp"
+
+using namespace chorus;
+using namespace chorus::sim;
+
+namespace {
+
+SimJob job(std::string id, std::string user, double arrival, std::vector<double> runtimes) {
+  SimJob j;
+  j.id = std::move(id);
+  j.user = std::move(user);
+  j.arrival_s = arrival;
+  for (double r : runtimes) j.tasks.push_back(SimTask{r, 1, {}});
+  return j;
+}
+
+SimResult run(const Workload& w, const std::string& cluster, const std::string& policy) {
+  auto c = parse_cluster(cluster);
+  REQUIRE(c.ok());
+  auto q = PolicyRegistry::with_builtins().make_queue(policy);
+  REQUIRE(q.ok());
+  FirstFit ff;
+  auto r = simulate(w, *c, **q, ff);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  return std::move(*r);
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("Schedulers.Sim.ClusterParsesGroupsAndRejectsBadText") {
+  auto c = parse_cluster("4x8+2x32");
+  REQUIRE(c.ok());
+  CHECK(c->nodes.size() == 6);
+  CHECK(c->total_cores() == 96);
+  CHECK(c->largest_node_cores() == 32);
+  for (const char* bad : {"8y4", "0x4", "8x", "x4", "8x4+", "8x-1"}) {
+    auto r = parse_cluster(bad);
+    CHECK_MESSAGE(!r.ok(), bad);
+    if (!r.ok()) CHECK(contains(r.status().message(), "NODESxCORES"));
+  }
+}
+
+TEST_CASE("Schedulers.Sim.GeneratorsAreSeededAndDeterministic") {
+  for (const auto& name : generator_names()) {
+    CAPTURE(name);
+    auto a = generate_workload(name, 7);
+    auto b = generate_workload(name, 7);
+    auto c = generate_workload(name, 8);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(c.ok());
+    CHECK(validate_workload(*a).ok());
+    REQUIRE(a->jobs.size() == b->jobs.size());
+    bool same = true, differs = a->jobs.size() != c->jobs.size();
+    for (std::size_t i = 0; i < a->jobs.size(); ++i) {
+      same = same && a->jobs[i].arrival_s == b->jobs[i].arrival_s &&
+             a->jobs[i].tasks[0].runtime_s == b->jobs[i].tasks[0].runtime_s;
+      if (i < c->jobs.size()) {
+        differs = differs || a->jobs[i].arrival_s != c->jobs[i].arrival_s ||
+                  a->jobs[i].tasks[0].runtime_s != c->jobs[i].tasks[0].runtime_s;
+      }
+    }
+    CHECK(same);
+    CHECK(differs);
+  }
+  auto trace = generate_workload("trace", 1);
+  REQUIRE(trace.ok());
+  CHECK(trace->jobs.size() == 800);
+  std::set<std::string> users;
+  for (const auto& j : trace->jobs) users.insert(j.user);
+  CHECK(users.size() > 20);
+  CHECK(users.size() <= 27);
+  auto unknown = generate_workload("2large2smal", 1);
+  REQUIRE(!unknown.ok());
+  CHECK(contains(unknown.status().message(), "did you mean '2large2small'"));
+  CHECK(contains(unknown.status().message(), "known: "));
+  CHECK(!generate_workload("trace", 1, -2).ok());
+}
+
+TEST_CASE("Schedulers.Sim.MetricsMatchAHandCheckedRun") {
+  // One core: a's 3 s job at 0, b's 1 s job at 1. FIFO runs a 0-3, b 3-4.
+  Workload w;
+  w.jobs = {job("A", "a", 0, {3}), job("B", "b", 1, {1})};
+  SimResult r = run(w, "1x1", "fifo");
+  REQUIRE(r.jobs.size() == 2);
+  CHECK(r.jobs[0].response_s() == doctest::Approx(3));
+  CHECK(r.jobs[1].start_s == doctest::Approx(3));
+  CHECK(r.jobs[1].response_s() == doctest::Approx(3));
+  Metrics m = compute_metrics(r, 1);
+  CHECK(m.small_jobs == 1);  // B: work 1 <= median work 1
+  CHECK(m.small_mean_response_s == doctest::Approx(3));
+  CHECK(m.large_mean_response_s == doctest::Approx(3));
+  CHECK(m.mean_slowdown == doctest::Approx((3.0 / 3 + 3.0 / 1) / 2));
+  CHECK(m.p90_response_s == doctest::Approx(3));
+  // Entitled: a 1 + 0.5·2 = 2, b 0.5·2 + 1 = 2; received: a 3, b 1 -> x = 1.5, 0.5.
+  CHECK(m.jain_users == doctest::Approx(4.0 / (2 * (2.25 + 0.25))));
+  // Ideal: b shares from t = 1 and finishes at 3; a at 4. Only b is late.
+  auto ideal = ideal_finish_times(r.jobs, 1, {});
+  CHECK(ideal[0] == doctest::Approx(4));
+  CHECK(ideal[1] == doctest::Approx(3));
+  CHECK(m.deadline_violation_ratio == doctest::Approx(0.5));
+  CHECK(m.makespan_s == doctest::Approx(4));
+  CHECK(jain_index({1, 1, 1}) == doctest::Approx(1));
+  CHECK(jain_index({1, 0}) == doctest::Approx(0.5));
+}
+
+TEST_CASE("Schedulers.Sim.UwfqCutsSmallJobResponseFarBelowFifo") {
+  // The paper's qualitative claim on 2 large + 2 small users: small jobs no longer wait for the
+  // large users' backlog. Ordering of metrics only; the figures live in bench/.
+  for (std::uint64_t seed : {1, 2}) {
+    CAPTURE(seed);
+    auto w = generate_workload("2large2small", seed);
+    REQUIRE(w.ok());
+    Metrics fifo = compute_metrics(run(*w, "8x4", "fifo"), 32);
+    Metrics fair = compute_metrics(run(*w, "8x4", "fair"), 32);
+    Metrics uwfq = compute_metrics(run(*w, "8x4", "uwfq"), 32);
+    CHECK(uwfq.small_mean_response_s < 0.5 * fifo.small_mean_response_s);
+    CHECK(uwfq.small_mean_response_s < fair.small_mean_response_s);
+    CHECK(uwfq.jain_users > fifo.jain_users);
+    CHECK(uwfq.large_mean_response_s < fair.large_mean_response_s);
+  }
+}
+
+TEST_CASE("Schedulers.Sim.DependenciesAndClosedLoopArrivals") {
+  Workload w;
+  SimJob a = job("a1", "u", 0.5, {2, 3});
+  a.tasks[1].after = {0};
+  SimJob b = job("a2", "u", 1.0, {1});  // 1 s after a1 finishes
+  b.after_previous = true;
+  w.jobs = {a, b};
+  SimResult r = run(w, "2x4", "uwfq");
+  CHECK(r.jobs[0].finish_s == doctest::Approx(0.5 + 2 + 3));
+  CHECK(r.jobs[0].alone_s == doctest::Approx(5));
+  CHECK(r.jobs[1].arrival_s == doctest::Approx(5.5 + 1));
+  CHECK(r.jobs[1].finish_s == doctest::Approx(7.5));
+  CHECK(r.decisions == 3);
+}
+
+TEST_CASE("Schedulers.Sim.RuntimePartitioningSplitsDivisibleJobsOnly") {
+  CHECK(partition_runtime(2.0, 0.5).size() == 4);
+  CHECK(partition_runtime(1.1, 0.5) == std::vector<double>(3, 1.1 / 3));
+  CHECK(partition_runtime(0.3, 0.5).size() == 1);
+  Workload w;
+  SimJob d = job("d", "u", 0, {2, 1});
+  d.divisible = true;
+  d.tasks[1].after = {0};
+  w.jobs = {d, job("n", "u", 0, {2})};
+  Workload p = partition_divisible(w, 0.5);
+  REQUIRE(p.jobs[0].tasks.size() == 6);
+  CHECK(p.jobs[0].tasks[4].after == std::vector<std::uint32_t>{0, 1, 2, 3});
+  CHECK(p.jobs[0].work() == doctest::Approx(3));
+  CHECK(p.jobs[1].tasks.size() == 1);
+  CHECK(validate_workload(p).ok());
+}
+
+TEST_CASE("Schedulers.Sim.ReadsJsonAndCsvWorkloads") {
+  auto j = read_workload_json(R"({"name": "t", "jobs": [
+      {"id": "j1", "user": "ann", "arrival": 0, "size": "large", "tasks": {"count": 3, "runtime": 2}},
+      {"id": "j2", "user": "bob", "arrival": 1.5, "class": "q",
+       "tasks": [{"runtime": 1, "cores": 2}, {"runtime": 1, "after": [0]}]}]})",
+                              "w.json");
+  REQUIRE_MESSAGE(j.ok(), j.status().message());
+  CHECK(j->jobs.size() == 2);
+  CHECK(j->jobs[0].tasks.size() == 3);
+  CHECK(j->jobs[0].size == SizeClass::large);
+  CHECK(j->jobs[1].tasks[0].cores == 2);
+  CHECK(j->jobs[1].tasks[1].after == std::vector<std::uint32_t>{0});
+  auto c = read_workload_csv(
+      "job,user,arrival,runtime,cores\nj1,ann,0,2,1\nj1,ann,0,3,1\nj2,bob,4,1,2\n", "w.csv");
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->jobs.size() == 2);
+  CHECK(c->jobs[0].work() == doctest::Approx(5));
+  CHECK(c->jobs[1].arrival_s == doctest::Approx(4));
+}
+
+TEST_CASE("Schedulers.Sim.BadWorkloadsGiveClearErrors") {
+  auto early = read_workload_json(
+      R"([{"id": "j1", "user": "a", "arrival": -1, "tasks": [{"runtime": 1}]}])", "w.json");
+  REQUIRE(!early.ok());
+  CHECK(contains(early.status().message(), "job 'j1' arrives at -1"));
+  CHECK(contains(early.status().message(), "before time 0"));
+
+  auto no_runtime = read_workload_json(
+      R"([{"id": "j1", "user": "a", "arrival": 0, "tasks": [{"cores": 1}]}])", "w.json");
+  REQUIRE(!no_runtime.ok());
+  CHECK(contains(no_runtime.status().message(), "has no runtime"));
+
+  auto zero = read_workload_csv("job,user,arrival,runtime\nj1,a,0,0\n", "w.csv");
+  REQUIRE(!zero.ok());
+  CHECK(contains(zero.status().message(), "job 'j1' task 0 has no runtime"));
+
+  auto typo =
+      read_workload_json(R"([{"id": "j1", "user": "a", "arival": 0, "tasks": []}])", "w.json");
+  REQUIRE(!typo.ok());
+  CHECK(contains(typo.status().message(), "did you mean 'arrival'"));
+
+  auto syntax = read_workload_json("{\n  \"jobs\": [,]\n}", "w.json");
+  REQUIRE(!syntax.ok());
+  CHECK(contains(syntax.status().message(), "w.json:2:12:"));
+
+  auto csv_early = read_workload_csv("job,user,arrival,runtime\nj1,a,-3,1\n", "w.csv");
+  REQUIRE(!csv_early.ok());
+  CHECK(contains(csv_early.status().message(), "before time 0"));
+
+  Workload wide;
+  SimJob big = job("big", "a", 0, {1});
+  big.tasks[0].cores = 64;
+  wide.jobs = {big};
+  auto c = parse_cluster("2x8");
+  FifoQueue fifo;
+  FirstFit ff;
+  auto r = simulate(wide, *c, fifo, ff);
+  REQUIRE(!r.ok());
+  CHECK(r.status().code() == ErrorCode::unsatisfiable);
+  CHECK(contains(r.status().message(), "needs 64 cores; the largest node has 8"));
+}
+
+TEST_CASE("Schedulers.Sim.ReportsAPolicyThatNamesAnUnqueuedTask") {
+  struct Broken final : QueuePolicy {
+    std::size_t n = 0;
+    std::string_view name() const override { return "broken"; }
+    void on_ready(const TaskSpec&, TimePoint) override { ++n; }
+    std::optional<TaskId> next(const ClusterView&) override { return TaskId{12345}; }
+    void on_start(const TaskSpec&, TimePoint) override { --n; }
+    void remove(TaskId) override {}
+    std::size_t size() const override { return n; }
+  } broken;
+  Workload w;
+  w.jobs = {job("j", "u", 0, {1})};
+  auto c = parse_cluster("1x1");
+  FirstFit ff;
+  auto r = simulate(w, *c, broken, ff);
+  REQUIRE(!r.ok());
+  CHECK(contains(r.status().message(), "policy 'broken' named task 12345"));
+}
+
+TEST_CASE("Schedulers.Sim.RecordsListEveryJobOfEveryRun") {
+  Workload w;
+  w.jobs = {job("A", "a", 0, {1}), job("B", "b,c", 0, {1})};
+  SimResult r = run(w, "1x2", "uwfq");
+  std::string csv = records_csv({r, r});
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
+  CHECK(contains(csv, "uwfq,B,\"b,c\","));
+  auto json = JsonValue::parse(records_json({r}), "records");
+  REQUIRE(json.ok());
+  REQUIRE(json->as_array().size() == 2);
+  CHECK(json->as_array()[1].find("user")->as_string() == "b,c");
+}
