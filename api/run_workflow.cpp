@@ -11,6 +11,7 @@
 
 #include "adapters/inproc/inproc_launcher.hpp"
 #include "adapters/local/local_launcher.hpp"
+#include "adapters/mpi/mpi_launcher.hpp"
 #include "core/node_info.hpp"
 
 namespace chorus {
@@ -37,7 +38,9 @@ std::string resolve_state_dir(const std::string& state_dir) {
   return std::filesystem::absolute(state_dir, ec).lexically_normal().string();
 }
 
-std::string journal_path(const std::string& state_dir) { return state_dir + "/chorus.db"; }
+std::string journal_path(const std::string& state_dir) {
+  return state_dir + "/chorus.db";
+}
 
 std::string run_log_dir(const std::string& state_dir, const std::string& run_id) {
   return state_dir + "/runs/" + run_id + "/logs";
@@ -112,12 +115,14 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   NodeInfo node = local_node_info();
   if (options.oversubscribe) node.capacity.cores = INT_MAX / 4;
   LocalLauncher local(LocalLauncherOptions{options.kill_grace});
-  int threads = options.function_threads > 0 ? options.function_threads
-                                             : local_node_info().capacity.cores;
+  int threads =
+      options.function_threads > 0 ? options.function_threads : local_node_info().capacity.cores;
   InprocLauncher inproc(static_cast<std::size_t>(threads));
   LauncherTable launchers{};
   launchers[static_cast<std::size_t>(TaskKind::executable)] = &local;
   launchers[static_cast<std::size_t>(TaskKind::function)] = &inproc;
+  MpiLauncher mpi(std::make_unique<MpirunCommand>(), LocalLauncherOptions{options.kill_grace});
+  launchers[static_cast<std::size_t>(TaskKind::mpi)] = &mpi;
 
   CoordinatorOptions copts;
   copts.log_dir = outcome.log_dir;

@@ -94,7 +94,13 @@ void GraphBuilder::check_fits(const TaskTemplate& t) {
   if (node.cores <= 0) return;
   const std::string head = "task '" + t.name + "' can never run here: needs ";
   const std::string& machine = limits_.machine_phrase;
-  if (t.per_rank.cores > node.cores) {
+  const std::int64_t cores = static_cast<std::int64_t>(t.per_rank.cores) * t.ranks;
+  if (t.ranks > 1 && cores > node.cores) {
+    diags_.add(t.ranks_pos.known() ? t.ranks_pos : t.pos,
+               head + std::to_string(t.ranks) + " ranks x " +
+                   plural(t.per_rank.cores, "core", "cores") + " = " + std::to_string(cores) +
+                   " cores, " + machine + " has " + std::to_string(node.cores));
+  } else if (t.per_rank.cores > node.cores) {
     diags_.add(t.cores_pos.known() ? t.cores_pos : t.pos,
                head + plural(t.per_rank.cores, "core", "cores") + ", " + machine + " has " +
                    std::to_string(node.cores));
@@ -201,9 +207,9 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
       spec.params = t.sweep.empty() ? KeyValues{} : sweep_member(t.sweep, m);
       spec.name = t.sweep.empty() ? t.name : member_name(t.name, spec.params);
       const KeyValues& vars = spec.params;
-      spec.kind = TaskKind::executable;
+      spec.kind = t.kind;
       spec.per_rank = t.per_rank;
-      spec.ranks = 1;
+      spec.ranks = t.ranks;
       if (!t.shell) {
         spec.cmd.argv.reserve(t.argv.size());
         for (const auto& a : t.argv) spec.cmd.argv.push_back(sub(a, vars, spec.name));

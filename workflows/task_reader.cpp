@@ -22,9 +22,10 @@ const std::vector<std::string> kDefaultsKeys = {"cores",   "memory", "gpus",    
 
 const KeyChecker& task_keys() {
   static const KeyChecker checker(
-      {"name", "command", "shell", "after", "foreach", "cores", "memory", "gpus", "env", "workdir",
-       "retries", "timeout", "outputs", "inputs", "description", "estimate", "kind"},
-      {"ranks", "uses", "user"},
+      {"name",        "command",  "shell",   "after",   "foreach",        "cores",        "memory",
+       "gpus",        "env",      "workdir", "retries", "timeout",        "outputs",      "inputs",
+       "description", "estimate", "kind",    "ranks",   "cores_per_rank", "gpus_per_rank"},
+      {"uses", "user"},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}});
   return checker;
@@ -34,11 +35,11 @@ const KeyChecker& defaults_keys() {
   static const KeyChecker checker = [] {
     std::vector<std::pair<std::string, std::string>> misplaced;
     for (const char* k : {"name", "command", "after", "foreach", "outputs", "inputs", "description",
-                          "estimate", "kind"}) {
+                          "estimate", "kind", "ranks", "cores_per_rank", "gpus_per_rank"}) {
       misplaced.emplace_back(k, "'" + std::string(k) + "' cannot be set in defaults (defaults " +
                                     "may hold " + join(kDefaultsKeys) + ")");
     }
-    return KeyChecker(kDefaultsKeys, {"ranks", "uses", "user"}, std::move(misplaced));
+    return KeyChecker(kDefaultsKeys, {"uses", "user"}, std::move(misplaced));
   }();
   return checker;
 }
@@ -356,10 +357,30 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
       if (auto d = read_duration(e, label, diags)) t.estimate = *d;
     } else if (e.key == "description") {
       (void)read_string(e, label, diags);
+    } else if (e.key == "ranks") {
+      if (auto v = read_integer(e, label, 1, kMaxCount, diags)) {
+        t.ranks = static_cast<int>(*v);
+        t.ranks_pos = e.value_pos;
+      } else {
+        t.ranks_pos = e.value_pos;
+      }
+    } else if (e.key == "cores_per_rank") {
+      if (auto v = read_integer(e, label, 1, kMaxCount, diags)) {
+        t.per_rank.cores = static_cast<int>(*v);
+        t.cores_pos = e.value_pos;
+      }
+    } else if (e.key == "gpus_per_rank") {
+      if (auto v = read_integer(e, label, 0, kMaxCount, diags)) {
+        t.per_rank.gpus = static_cast<int>(*v);
+        t.gpus_pos = e.value_pos;
+      }
     } else if (e.key == "kind") {
       auto kind = read_string(e, label, diags);
       if (!kind || *kind == "executable") continue;
-      if (*kind == "mpi" || *kind == "service") {
+      if (*kind == "mpi") {
+        t.kind = TaskKind::mpi;
+        t.kind_pos = e.value_pos;
+      } else if (*kind == "service") {
         diags.add(e.value_pos, "kind '" + *kind + "' is not supported yet");
       } else if (*kind == "function") {
         diags.add(e.value_pos, "kind 'function' is only available from the C++ API");
@@ -370,6 +391,14 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
     } else {
       read_common(e, where, t.per_rank, t.cores_pos, t.memory_pos, t.gpus_pos, t.retries, t.timeout,
                   diags);
+    }
+  }
+  if (t.kind != TaskKind::mpi) {
+    for (const char* k : {"ranks", "cores_per_rank", "gpus_per_rank"}) {
+      if (const MapEntry* e = find_entry(entries, k)) {
+        diags.add(e->key_pos, "'" + std::string(k) + "' " + where +
+                                  " needs 'kind: mpi' (only MPI tasks have ranks)");
+      }
     }
   }
   if (diags.reports() != before) ok = false;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/resources.hpp"
+#include "core/task_spec.hpp"
 #include "core/units.hpp"
 #include "workflows/diagnostic_list.hpp"
 #include "workflows/node_reader.hpp"
@@ -39,6 +40,10 @@ struct TaskTemplate {
   std::vector<LocatedText> after;
   EnvEntries env;  // inherited entries first, overridden in place by the task's own
   std::optional<LocatedText> workdir;
+  TaskKind kind = TaskKind::executable;
+  Position kind_pos;
+  int ranks = 1;  // MPI processes (kind: mpi); per_rank holds each one's resources
+  Position ranks_pos;
   Resources per_rank{1, 0, 0};
   Position cores_pos, memory_pos, gpus_pos;
   int retries = 0;

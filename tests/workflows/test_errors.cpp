@@ -81,7 +81,7 @@ tasks:
   - name: a
     command: [x]
     kind: mpi
-    ranks: 4
+    ranks: 1
   - name: b
     command: [x]
     kind: service
@@ -94,8 +94,6 @@ tasks:
   check_has_line(m, "wf.yaml:1:1: 'scheduler' is not supported yet");
   check_has_line(m, "wf.yaml:2:1: 'services' is not supported yet");
   check_has_line(m, "wf.yaml:3:1: 'user' is not supported yet");
-  check_has_line(m, "wf.yaml:7:11: kind 'mpi' is not supported yet");
-  check_has_line(m, "wf.yaml:8:5: 'ranks' is not supported yet");
   check_has_line(m, "wf.yaml:11:11: kind 'service' is not supported yet");
   check_has_line(m, "wf.yaml:12:5: 'uses' is not supported yet");
   check_has_line(m, "wf.yaml:13:5: 'user' is not supported yet");
@@ -622,4 +620,38 @@ TEST_CASE("Workflows.Errors.StrayCommaIsASyntaxErrorNotAnOutOfMemory") {
   r = chorus::test::parse("tasks:\n  - name: b\n    command: echo a, b\n");
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   CHECK(r->tasks[0].cmd.shell == "echo a, b");
+}
+
+TEST_CASE("Workflows.Mpi.KindRanksAndPerRankResources") {
+  WorkflowLoadOptions options;
+  options.base_dir = "/tmp";
+  options.largest_node = Resources{8, 0, 0};
+  auto g = parse_workflow_text(R"Y(name: m
+tasks:
+  - name: sim
+    kind: mpi
+    ranks: 4
+    cores_per_rank: 2
+    command: [./sim]
+)Y",
+                               "wf.yaml", options);
+  REQUIRE(g.ok());
+  const auto& t = g->tasks[0];
+  CHECK(t.kind == TaskKind::mpi);
+  CHECK(t.ranks == 4);
+  CHECK(t.per_rank.cores == 2);
+  CHECK(t.total().cores == 8);
+  auto too_big = parse_workflow_text(R"Y(name: m
+tasks:
+  - name: sim
+    kind: mpi
+    ranks: 5
+    cores_per_rank: 2
+    command: [./sim]
+)Y",
+                                     "wf.yaml", options);
+  REQUIRE(!too_big.ok());
+  CHECK(too_big.status().message() ==
+        "wf.yaml:5:12: task 'sim' can never run here: needs 5 ranks x 2 cores = 10 cores, this "
+        "machine has 8");
 }
