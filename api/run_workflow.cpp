@@ -99,6 +99,9 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   run.total_tasks = static_cast<std::int64_t>(graph.tasks.size());
   run.coordinator_pid = getpid();
   run.host = host_name();
+  NodeInfo node = local_node_info();
+  if (options.oversubscribe) node.capacity.cores = INT_MAX / 4;
+  run.nodes = {node};
   if (options.resume_run.empty()) {
     auto created = (*store)->create_run(run);
     if (!created.ok()) return created.status();
@@ -112,8 +115,6 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   if (Status s = make_dirs(outcome.log_dir); !s.ok()) return s;
 
   if (options.observer != nullptr) options.observer->on_run_started(run.id);
-  NodeInfo node = local_node_info();
-  if (options.oversubscribe) node.capacity.cores = INT_MAX / 4;
   LocalLauncher local(LocalLauncherOptions{options.kill_grace});
   int threads =
       options.function_threads > 0 ? options.function_threads : local_node_info().capacity.cores;

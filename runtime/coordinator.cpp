@@ -205,7 +205,9 @@ class Coordinator::Impl {
       e.time = wall_seconds_now();
       r.fingerprint = spec_fingerprint(spec);
       e.fingerprint = r.fingerprint;
-      if (nodes_.size() > 1) e.detail = nodes_[best].name;
+      e.kind = spec.kind;
+      e.cores = spec.total().cores;
+      e.node = nodes_[best].name;
       events_.push_back(std::move(e));
       to_launch_.push_back(spec.id);
     }

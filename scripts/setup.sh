@@ -13,7 +13,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libzmq3-dev cppzmq-dev
   libopenmpi-dev openmpi-bin libpmix-dev
-  procps python3 coinor-libcbc-dev
+  procps python3 coinor-libcbc-dev chromium
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
 )
 

@@ -16,23 +16,24 @@ namespace {
 // 'CHRS': marks the file as ours in the SQLite header, so another application's database is
 // recognised before we touch its tables.
 constexpr std::int32_t kApplicationId = 0x43485253;
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 constexpr int kBusyTimeoutMs = 10'000;
 constexpr std::size_t kListedRuns = 10;
 constexpr int kSeqBits = 40;  // up to 2^40 - 1 events per run
 constexpr std::int64_t kSeqMask = (std::int64_t{1} << kSeqBits) - 1;
 constexpr std::int64_t kMaxRunKey = (std::int64_t{1} << (63 - kSeqBits)) - 1;
 // Rows per multi-row INSERT: one statement execution per 32 events instead of per event cuts the
-// per-statement set-up cost of an append; 32 x 10 parameters stays far below SQLite's limit.
+// per-statement set-up cost of an append; 32 x 13 parameters stays far below SQLite's limit.
 constexpr int kRowsPerInsert = 32;
-constexpr int kEventColumns = 10;
+constexpr int kEventColumns = 13;
 
 constexpr const char* kInsertEvents =
     "INSERT INTO events(seq, run, task, name, attempt, state, time, exit_code, fingerprint, "
-    "detail) VALUES";
+    "detail, kind, cores, node) VALUES";
 
-// Schema v1. `runs.key` is the integer that events reference (cheaper than repeating the text id
-// in every event row). `stem`/`n` make "highest n for this name" one index probe.
+// Schema v2 (v1 lacked runs.nodes and events.kind/cores/node; see kMigrateV1). `runs.key` is the
+// integer that events reference (cheaper than repeating the text id in every event row). `stem`/`n`
+// make "highest n for this name" one index probe.
 //
 // events.seq, the rowid, is (run key << kSeqBits) | n with n = 1, 2, ... within the run: the events
 // of one run are one contiguous rowid range, so replay is a range scan that never visits another
@@ -58,6 +59,7 @@ CREATE TABLE IF NOT EXISTS runs(
   total_tasks     INTEGER NOT NULL,
   coordinator_pid INTEGER NOT NULL,
   host            TEXT NOT NULL,
+  nodes           TEXT NOT NULL DEFAULT '',
   UNIQUE(stem, n)
 );
 CREATE INDEX IF NOT EXISTS runs_by_path ON runs(workflow_path, created);
@@ -71,13 +73,100 @@ CREATE TABLE IF NOT EXISTS events(
   time        REAL NOT NULL,
   exit_code   INTEGER NOT NULL,
   fingerprint INTEGER NOT NULL,
-  detail      TEXT
+  detail      TEXT,
+  kind        TEXT NOT NULL DEFAULT 'executable',
+  cores       INTEGER NOT NULL DEFAULT 1,
+  node        TEXT
 );
+)sql";
+
+// v1 -> v2. ADD COLUMN with a constant default rewrites no rows, so migrating a large journal is
+// instant; old events read back with the defaults (the kind and core count v1's coordinator gave
+// a task that asked for nothing else).
+constexpr const char* kMigrateV1 = R"sql(
+ALTER TABLE runs ADD COLUMN nodes TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN kind TEXT NOT NULL DEFAULT 'executable';
+ALTER TABLE events ADD COLUMN cores INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE events ADD COLUMN node TEXT;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql";
 
 constexpr const char* kRunColumns =
     "id, workflow_name, workflow_path, workdir, status, created, updated, total_tasks, "
-    "coordinator_pid, host, key";
+    "coordinator_pid, host, key, nodes";
+
+std::optional<TaskKind> parse_task_kind(std::string_view text) {
+  for (TaskKind k : {TaskKind::executable, TaskKind::mpi, TaskKind::function, TaskKind::service}) {
+    if (text == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
+// runs.nodes: one line per node, "<cores> <memory_mb> <gpus> <name>", a backslash and a newline in
+// the name escaped as two characters each. Compact, and read without a JSON library.
+std::string encode_nodes(const std::vector<NodeInfo>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) {
+    out += std::to_string(n.capacity.cores) + ' ' + std::to_string(n.capacity.memory_mb) + ' ' +
+           std::to_string(n.capacity.gpus) + ' ';
+    for (char c : n.name) {
+      if (c == '\\') {
+        out += "\\\\";
+      } else if (c == '\n') {
+        out += "\\n";
+      } else {
+        out.push_back(c);
+      }
+    }
+    out.push_back('\n');
+  }
+  return out;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+  if (text.empty() || text.size() > 19) return std::nullopt;
+  bool negative = text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  if (text.empty()) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return negative ? -v : v;
+}
+
+std::optional<std::vector<NodeInfo>> decode_nodes(std::string_view text) {
+  std::vector<NodeInfo> out;
+  while (!text.empty()) {
+    const auto eol = text.find('\n');
+    if (eol == std::string_view::npos) return std::nullopt;
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol + 1);
+    std::int64_t fields[3] = {};
+    for (auto& f : fields) {
+      const auto sp = line.find(' ');
+      if (sp == std::string_view::npos) return std::nullopt;
+      const auto v = parse_int(line.substr(0, sp));
+      if (!v) return std::nullopt;
+      f = *v;
+      line.remove_prefix(sp + 1);
+    }
+    NodeInfo& n = out.emplace_back();
+    n.capacity.cores = static_cast<int>(fields[0]);
+    n.capacity.memory_mb = fields[1];
+    n.capacity.gpus = static_cast<int>(fields[2]);
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\\' && i + 1 < line.size()) {
+        ++i;
+        n.name.push_back(line[i] == 'n' ? '\n' : line[i]);
+      } else {
+        n.name.push_back(line[i]);
+      }
+    }
+  }
+  return out;
+}
 
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -207,7 +296,27 @@ Status exec_on(sqlite3* db, const char* sql, int* error_code) {
   return internal_error(text);
 }
 
-// Checks that `db` is a Chorus journal of a version we read, creating the schema in an empty file.
+// Upgrades a version-1 journal in place, in one write transaction (a no-op when another process
+// migrated it since we looked). A v1 build then refuses the file as newer, which it is.
+Status migrate_v1(sqlite3* db, const std::string& path) {
+  int rc = SQLITE_OK;
+  auto fail = [&](const Status& s) {
+    int ignored = 0;
+    (void)exec_on(db, "ROLLBACK", &ignored);
+    return io_error("cannot upgrade journal " + path + " from schema version 1: " + s.message());
+  };
+  if (auto s = exec_on(db, "BEGIN IMMEDIATE", &rc); !s.ok()) return fail(s);
+  auto version = query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", &rc);
+  if (!version.ok()) return fail(version.status());
+  if (*version == "1") {
+    if (auto s = exec_on(db, kMigrateV1, &rc); !s.ok()) return fail(s);
+  }
+  if (auto s = exec_on(db, "COMMIT", &rc); !s.ok()) return fail(s);
+  return {};
+}
+
+// Checks that `db` is a Chorus journal of a version we read, creating the schema in an empty file
+// and upgrading an older one.
 Status check_or_create_schema(sqlite3* db, const std::string& path) {
   int rc = SQLITE_OK;
   auto fail = [&](const Status& s) {
@@ -232,7 +341,10 @@ Status check_or_create_schema(sqlite3* db, const std::string& path) {
                                        " is newer than this build reads (" +
                                        std::to_string(kSchemaVersion) + "); use a newer chorus");
       }
-      return {};
+      if (*v == kSchemaVersion) return {};
+      if (round == 1) break;
+      if (auto s = migrate_v1(db, path); !s.ok()) return s;
+      continue;  // read the version back
     }
     if (*app_id != "0" || *objects != "0") {
       return not_a_journal(path, "an SQLite database of another application");
@@ -385,6 +497,13 @@ void bind_event(sqlite3_stmt* stmt, int first, std::int64_t seq, std::int64_t ru
   } else {
     bind_text(stmt, first + 9, e.detail);
   }
+  sqlite3_bind_text(stmt, first + 10, to_string(e.kind), -1, SQLITE_STATIC);
+  sqlite3_bind_int(stmt, first + 11, e.cores);
+  if (e.node.empty()) {
+    sqlite3_bind_null(stmt, first + 12);
+  } else {
+    bind_text(stmt, first + 12, e.node);
+  }
 }
 
 }  // namespace
@@ -413,15 +532,15 @@ Status SqliteStore::prepare_all() {
        " (SELECT coalesce(max(key), 0) + 1 FROM runs)"},
       {&insert_run_,
        "INSERT INTO runs(id, key, stem, n, workflow_name, workflow_path, workdir, status, created,"
-       " updated, total_tasks, coordinator_pid, host)"
-       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"},
+       " updated, total_tasks, coordinator_pid, host, nodes)"
+       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"},
       {&update_run_,
        "UPDATE runs SET workflow_name = ?2, workflow_path = ?3, workdir = ?4, status = ?5,"
-       " created = ?6, updated = ?7, total_tasks = ?8, coordinator_pid = ?9, host = ?10"
-       " WHERE id = ?1"},
+       " created = ?6, updated = ?7, total_tasks = ?8, coordinator_pid = ?9, host = ?10,"
+       " nodes = ?11 WHERE id = ?1"},
       {&select_events_,
-       "SELECT task, name, attempt, state, time, exit_code, fingerprint, detail, seq"
-       " FROM events WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq"},
+       "SELECT task, name, attempt, state, time, exit_code, fingerprint, detail, seq, kind,"
+       " cores, node FROM events WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq"},
   };
   for (const auto& [slot, sql] : statements) {
     sqlite3_stmt* raw = nullptr;
@@ -471,6 +590,11 @@ Result<std::vector<RunInfo>> SqliteStore::query_runs(sqlite3_stmt* stmt, std::st
     info.coordinator_pid = sqlite3_column_int64(stmt, 8);
     info.host = column_string(stmt, 9);
     run_keys_.try_emplace(info.id, sqlite3_column_int64(stmt, 10));
+    auto nodes = decode_nodes(column_view(stmt, 11));
+    if (!nodes) {
+      return io_error("run '" + info.id + "' in journal " + path_ + " has a malformed node list");
+    }
+    info.nodes = std::move(*nodes);
     out.push_back(std::move(info));
   }
   if (rc != SQLITE_DONE) return error(what);
@@ -560,6 +684,8 @@ Result<RunInfo> SqliteStore::create_run(RunInfo info) {
     sqlite3_bind_int64(ins, 11, info.total_tasks);
     sqlite3_bind_int64(ins, 12, info.coordinator_pid);
     bind_text(ins, 13, info.host);
+    const std::string nodes = encode_nodes(info.nodes);
+    bind_text(ins, 14, nodes);
     if (auto s = step_done(ins, "registering run '" + info.id + "'"); !s.ok()) {
       last = s;
       rollback();
@@ -588,6 +714,8 @@ Status SqliteStore::update_run(const RunInfo& info) {
   sqlite3_bind_int64(stmt, 8, info.total_tasks);
   sqlite3_bind_int64(stmt, 9, info.coordinator_pid);
   bind_text(stmt, 10, info.host);
+  const std::string nodes = encode_nodes(info.nodes);
+  bind_text(stmt, 11, nodes);
   if (auto s = step_done(stmt, "updating run '" + info.id + "'"); !s.ok()) return s;
   if (sqlite3_changes(db_) == 0) return unknown_run(info.id);
   return {};
@@ -796,6 +924,16 @@ Result<std::vector<EventRecord>> SqliteStore::events(std::string_view run_id) {
     e.exit_code = sqlite3_column_int(stmt, 5);
     e.fingerprint = std::bit_cast<std::uint64_t>(sqlite3_column_int64(stmt, 6));
     e.detail = column_string(stmt, 7);
+    const auto kind_text = column_view(stmt, 9);
+    const auto kind = parse_task_kind(kind_text);
+    if (!kind) {
+      return io_error("event " + std::to_string(e.seq) + " of run '" + std::string(run_id) +
+                      "' in journal " + path_ + " has unknown kind '" + std::string(kind_text) +
+                      "'");
+    }
+    e.kind = *kind;
+    e.cores = sqlite3_column_int(stmt, 10);
+    e.node = column_string(stmt, 11);
   }
   if (rc != SQLITE_DONE) return error("reading events of run '" + std::string(run_id) + "'");
   return out;

@@ -8,8 +8,9 @@
 // number of processes may open the same file: writers are serialised by SQLite's write lock
 // (waiting up to 10 s), readers never block the writer.
 //
-// Schema (version 1): see kSchema in sqlite_store.cpp. Each run's events occupy one contiguous
-// rowid range, so replay of one run never touches other runs' rows. EventRecord::seq counts 1, 2,
+// Schema (version 2; a version-1 file is upgraded on open): see kSchema in sqlite_store.cpp. Each
+// run's events occupy one contiguous rowid range, so replay of one run never touches other runs'
+// rows. EventRecord::seq counts 1, 2,
 // ... within its run, in append order.
 #pragma once
 

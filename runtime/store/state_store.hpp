@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/node_info.hpp"
 #include "core/status.hpp"
 #include "core/task_spec.hpp"
 #include "core/task_state.hpp"
@@ -25,7 +26,7 @@ const char* to_string(RunStatus s);
 std::optional<RunStatus> parse_run_status(std::string_view text);
 
 struct RunInfo {
-  std::string id;             // "<workflow name>-<n>", unique in the store
+  std::string id;  // "<workflow name>-<n>", unique in the store
   std::string workflow_name;
   std::string workflow_path;  // absolute path of the file, empty for embedded runs
   std::string workdir;        // absolute
@@ -35,9 +36,14 @@ struct RunInfo {
   std::int64_t total_tasks = 0;
   std::int64_t coordinator_pid = 0;  // of the process driving it now (0 when none)
   std::string host;
+  // The nodes the run may place work on, with their capacities (what a report's lanes and
+  // utilization are measured against). Empty for runs journaled before schema version 2.
+  std::vector<NodeInfo> nodes;
 };
 
-// One journaled transition. `name` must stay valid for the duration of append().
+// One journaled transition. `name` and `node` must stay valid for the duration of append().
+// `kind`, `cores` and `node` describe the attempt where it is placed: the coordinator sets them on
+// `running` events; other events may leave them at their defaults.
 struct TaskEvent {
   TaskId task = kNoTask;
   std::string_view name;
@@ -46,7 +52,10 @@ struct TaskEvent {
   double time = 0;  // wall seconds
   int exit_code = 0;
   std::uint64_t fingerprint = 0;
-  std::string detail;  // failure message, node, ...; usually empty
+  std::string detail;  // failure message, ...; usually empty
+  TaskKind kind = TaskKind::executable;
+  int cores = 0;          // the attempt's total cores (ranks x cores per rank); 0 = none
+  std::string_view node;  // name of the node it runs on; empty when not placed
 };
 
 // A journaled event as read back.
@@ -60,6 +69,11 @@ struct EventRecord {
   int exit_code = 0;
   std::uint64_t fingerprint = 0;
   std::string detail;
+  // As in TaskEvent. Events journaled before schema version 2 read back as executable, 1 core, no
+  // node (what that version's coordinator gave a task unless it asked for more cores).
+  TaskKind kind = TaskKind::executable;
+  int cores = 0;
+  std::string node;
 };
 
 // The last known state of one task, folded from its events.
