@@ -608,3 +608,141 @@ TEST_CASE("Runtime.SqliteStore.MissingDirectoryIsAClearError") {
   CHECK(on_dir.status().code() == ErrorCode::io_error);
   CHECK(contains(on_dir.status().message(), "cannot open journal " + dir.file("a_directory")));
 }
+
+TEST_CASE("Runtime.SqliteStore.AttemptKindCoresAndNodeRoundTrip") {
+  TempDir dir;
+  auto store = open_store(dir.file("journal.db"));
+  const std::string run = create(*store, "flow").id;
+  const std::string nodes[] = {"node-a", "", "gpu node 7 ✓"};
+  const TaskKind kinds[] = {TaskKind::executable, TaskKind::mpi, TaskKind::function,
+                            TaskKind::service};
+  // 40 events: more than one 32-row INSERT, so both insert paths carry the new columns.
+  std::vector<TaskEvent> batch;
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    TaskEvent e = event(i, "t", TaskState::running, i);
+    e.kind = kinds[i % 4];
+    e.cores = static_cast<int>(i % 5) * 3;
+    e.node = nodes[i % 3];
+    batch.push_back(e);
+  }
+  append(*store, run, batch);
+  auto events = store->events(run);
+  REQUIRE(events.ok());
+  REQUIRE(events->size() == 40);
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    const EventRecord& e = (*events)[i];
+    CHECK(e.kind == kinds[i % 4]);
+    CHECK(e.cores == static_cast<int>(i % 5) * 3);
+    CHECK(e.node == nodes[i % 3]);
+  }
+}
+
+TEST_CASE("Runtime.SqliteStore.RunNodesRoundTripThroughCreateAndUpdate") {
+  TempDir dir;
+  auto store = open_store(dir.file("journal.db"));
+  RunInfo info = new_run("flow");
+  info.nodes = {NodeInfo{"node01", Resources{64, 256'000, 4}},
+                NodeInfo{"odd \\name\nwith newline", Resources{2, 0, 0}}};
+  auto created = store->create_run(info);
+  REQUIRE(created.ok());
+  auto found = store->find_run(created->id);
+  REQUIRE(found.ok());
+  REQUIRE(found->nodes.size() == 2);
+  CHECK(found->nodes[0].name == "node01");
+  CHECK(found->nodes[0].capacity == Resources{64, 256'000, 4});
+  CHECK(found->nodes[1].name == "odd \\name\nwith newline");
+  CHECK(found->nodes[1].capacity == Resources{2, 0, 0});
+
+  found->nodes.push_back(NodeInfo{"node03", Resources{8, 1024, 0}});
+  REQUIRE(store->update_run(*found).ok());
+  auto store2 = open_store(dir.file("journal.db"));
+  auto again = store2->find_run(created->id);
+  REQUIRE(again.ok());
+  REQUIRE(again->nodes.size() == 3);
+  CHECK(again->nodes[2].name == "node03");
+  CHECK(again->nodes[2].capacity.cores == 8);
+
+  // A run registered without nodes reads back without nodes.
+  auto bare = store2->create_run(new_run("bare"));
+  REQUIRE(bare.ok());
+  auto bare_found = store2->find_run(bare->id);
+  REQUIRE(bare_found.ok());
+  CHECK(bare_found->nodes.empty());
+}
+
+TEST_CASE("Runtime.SqliteStore.MigratesAVersionOneJournalOnOpen") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  // The schema exactly as version 1 wrote it, with one run and its events.
+  raw_exec(path, R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE runs(
+  id TEXT PRIMARY KEY, key INTEGER NOT NULL UNIQUE, stem TEXT NOT NULL, n INTEGER NOT NULL,
+  workflow_name TEXT NOT NULL, workflow_path TEXT NOT NULL, workdir TEXT NOT NULL,
+  status TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+  total_tasks INTEGER NOT NULL, coordinator_pid INTEGER NOT NULL, host TEXT NOT NULL,
+  UNIQUE(stem, n));
+CREATE INDEX runs_by_path ON runs(workflow_path, created);
+CREATE TABLE events(
+  seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, task INTEGER NOT NULL, name TEXT NOT NULL,
+  attempt INTEGER NOT NULL, state TEXT NOT NULL, time REAL NOT NULL, exit_code INTEGER NOT NULL,
+  fingerprint INTEGER NOT NULL, detail TEXT);
+INSERT INTO meta VALUES('schema_version', '1');
+INSERT INTO runs VALUES('old-1', 1, 'old', 1, 'old', '/w/old.yaml', '/w', 'succeeded', 10, 20,
+                        1, 0, 'host1');
+INSERT INTO events VALUES((1 << 40) | 1, 1, 0, 'a', 1, 'running', 11, 0, 5, NULL);
+INSERT INTO events VALUES((1 << 40) | 2, 1, 0, 'a', 1, 'succeeded', 12, 0, 5, NULL);
+PRAGMA application_id = 1128813139;
+)sql");
+
+  auto store = open_store(path);
+  auto run = store->find_run("old-1");
+  REQUIRE_MESSAGE(run.ok(), run.status().message());
+  CHECK(run->workflow_path == "/w/old.yaml");
+  CHECK(run->nodes.empty());
+  auto events = store->events("old-1");
+  REQUIRE(events.ok());
+  REQUIRE(events->size() == 2);
+  CHECK((*events)[0].state == TaskState::running);
+  CHECK((*events)[0].kind == TaskKind::executable);
+  CHECK((*events)[0].cores == 1);
+  CHECK((*events)[0].node.empty());
+  CHECK((*events)[0].fingerprint == 5);
+
+  // The upgraded file takes new events, new runs and node lists.
+  TaskEvent e = event(1, "b", TaskState::running, 13);
+  e.kind = TaskKind::mpi;
+  e.cores = 8;
+  e.node = "node02";
+  append(*store, "old-1", {e});
+  run->nodes = {NodeInfo{"node02", Resources{16, 0, 0}}};
+  REQUIRE(store->update_run(*run).ok());
+  CHECK(create(*store, "old").id == "old-2");
+
+  // Reopening finds version 2 (no second migration) and everything written.
+  store.reset();
+  auto reopened = open_store(path);
+  auto after = reopened->events("old-1");
+  REQUIRE(after.ok());
+  REQUIRE(after->size() == 3);
+  CHECK((*after)[2].kind == TaskKind::mpi);
+  CHECK((*after)[2].cores == 8);
+  CHECK((*after)[2].node == "node02");
+  auto run_after = reopened->find_run("old-1");
+  REQUIRE(run_after.ok());
+  REQUIRE(run_after->nodes.size() == 1);
+  CHECK(run_after->nodes[0].capacity.cores == 16);
+  auto state = reopened->replay("old-1");
+  REQUIRE(state.ok());
+  CHECK(state->tasks.size() == 2);
+
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &stmt,
+                             nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "2");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
