@@ -181,9 +181,9 @@ svg{display:block}
 svg text{font-size:11px;fill:#444}
 .bar{stroke:none}.thick .bar{stroke:#fff;stroke-width:1px}
 .k-executable{fill:#4e79a7}.k-mpi{fill:#f28e2b}.k-function{fill:#59a14f}.k-service{fill:#b07aa1}
-.s-failed,.s-timed_out{stroke:#d62728;stroke-width:2px;fill-opacity:.55}
-.s-cancelled{stroke:#333;stroke-width:1px;stroke-dasharray:3 2;fill-opacity:.35}
-.s-running{fill-opacity:.45;stroke:#333;stroke-width:1px;stroke-dasharray:1 2}
+.s-failed,.s-timed_out,.thick .bar.s-failed,.thick .bar.s-timed_out{stroke:#d62728;stroke-width:2px;fill-opacity:.55}
+.s-cancelled,.thick .bar.s-cancelled{stroke:#333;stroke-width:1px;stroke-dasharray:3 2;fill-opacity:.35}
+.s-running,.thick .bar.s-running{fill-opacity:.45;stroke:#333;stroke-width:1px;stroke-dasharray:1 2}
 .bar:hover{fill-opacity:1;stroke:#000;stroke-width:1px}
 .lanebg{fill:#f5f5f5}.lanebg.alt{fill:#ececec}
 .extra{fill:#fde0dd}
