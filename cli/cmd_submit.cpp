@@ -67,6 +67,14 @@ std::string iso_utc(std::time_t t) {
   return buf;
 }
 
+// Slurm's "%j" in an output path, for the record (the other % patterns stay as Slurm has them).
+std::string expand_job_id(std::string path, std::uint32_t job_id) {
+  for (std::size_t at = path.find("%j"); at != std::string::npos; at = path.find("%j", at)) {
+    path.replace(at, 2, std::to_string(job_id));
+  }
+  return path;
+}
+
 // Appends one record under an exclusive lock, written to a temporary file then renamed, so a
 // reader never sees half a file and two concurrent submits both land.
 Status record_submission(const std::string& state_dir, const nlohmann::json& record) {
@@ -182,7 +190,7 @@ int submit_command(const SubmitArgs& a) {
                            {"nodes", a.nodes},
                            {"partition", a.partition},
                            {"job_name", request.job_name},
-                           {"output", request.stdout_path}};
+                           {"output", expand_job_id(request.stdout_path, *job)}};
   Status recorded = record_submission(state_dir, record);
   if (a.parsable) {
     std::printf("%u\n", *job);

@@ -137,6 +137,7 @@ tasks:
   REQUIRE(doc["submissions"].size() == 1);
   CHECK(doc["submissions"][0]["job_id"] == s.job_id);
   CHECK(doc["submissions"][0]["workflow"] == dir / "wf.yaml");
+  CHECK(doc["submissions"][0]["output"] == dir / ("slurm-" + std::to_string(s.job_id) + ".out"));
   auto all = run_chorus({"slurm-status"}, dir.path());
   CHECK(all.exit_code == 0);
   CHECK(all.out.find(std::to_string(s.job_id)) != std::string::npos);
@@ -168,12 +169,14 @@ TEST_CASE("Slurm.Cancel.SleepingJobEndsCancelled") {
   write_file(dir / "wf.yaml", R"Y(name: sleeper
 tasks:
   - name: nap
-    command: "echo started > started.txt; sleep 300"
+    command: "echo $$ > pid.txt; exec sleep 300"
 )Y");
   auto s = submit({"-N", "1", "wf.yaml"}, dir.path());
   INFO(s.result.out, s.result.err);
   REQUIRE(s.job_id > 0);
-  REQUIRE(eventually([&] { return file_exists(dir / "started.txt"); }, 60));
+  REQUIRE(eventually([&] { return !read_lines(dir / "pid.txt").empty(); }, 60));
+  pid_t sleeper = static_cast<pid_t>(std::stol(read_lines(dir / "pid.txt")[0]));
+  REQUIRE(process_alive(sleeper));
   CHECK(job_state(s.job_id, dir.path()) == "RUNNING");
 
   auto c = run_chorus({"slurm-cancel", std::to_string(s.job_id)}, dir.path());
@@ -182,6 +185,8 @@ tasks:
   std::string state;
   CHECK(eventually([&] { return (state = job_state(s.job_id, dir.path())) == "CANCELLED"; }, 30));
   INFO("last state: ", state);
+  // The job's steps die with it: the workflow's task (same host) is gone.
+  CHECK(eventually([&] { return !process_alive(sleeper); }, 30));
   // Cancelling a finished job again is not an error; an unknown id is.
   CHECK(run_chorus({"slurm-cancel", std::to_string(s.job_id)}, dir.path()).exit_code == 0);
   auto unknown = run_chorus({"slurm-cancel", "999999"}, dir.path());
