@@ -84,8 +84,7 @@ std::uint32_t PoolQueue::job_for(const TaskSpec& task, std::uint32_t pool) {
   std::uint32_t id;
   if (!free_jobs_.empty()) {
     id = free_jobs_.back();
-    free_jobs_.pop_back();
-    jobs_[id] = Job{};
+    free_jobs_.pop_back();  // reset by release_job_if_idle
   } else {
     jobs_.emplace_back();
     id = static_cast<std::uint32_t>(jobs_.size() - 1);
@@ -110,7 +109,10 @@ void PoolQueue::release_job_if_idle(std::uint32_t job) {
     auto it = job_by_name_.find(j.name);
     if (it != job_by_name_.end() && it->second == job) job_by_name_.erase(it);
   }
+  TaskFifo storage = std::move(j.queued);
+  storage.clear();
   j = Job{};
+  j.queued = std::move(storage);
   free_jobs_.push_back(job);
 }
 

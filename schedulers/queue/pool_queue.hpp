@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <map>
 #include <set>
@@ -22,6 +21,7 @@
 
 #include "core/status.hpp"
 #include "schedulers/policy.hpp"
+#include "schedulers/queue/task_fifo.hpp"
 
 namespace chorus {
 
@@ -58,7 +58,7 @@ class PoolQueue : public QueuePolicy {
     long running = 0;         // cores
     std::size_t live = 0;     // queued tasks not removed
     std::size_t started = 0;  // tasks running
-    std::deque<TaskId> queued;
+    TaskFifo queued;
     bool in_set = false;
     Key key{};
     std::string name;  // empty for one-task jobs

@@ -45,10 +45,14 @@ void VirtualFairQueue::advance(TimePoint now) {
     return;
   }
   constexpr double kNever = std::numeric_limits<double>::infinity();
-  while ((!active_.empty() || !lingering_.empty()) && last_ < t) {
+  auto active_ok = [this](const FlowEntry& e) { return active_valid(e); };
+  auto lingering_ok = [this](const FlowEntry& e) { return lingering_valid(e); };
+  while (n_active_ + n_lingering_ > 0 && last_ < t) {
+    active_.drop_stale_top(active_ok);
+    lingering_.drop_stale_top(lingering_ok);
     double rate = capacity_ / active_weight_;
-    double reach = active_.empty() ? kNever : last_ + (active_.begin()->first - v_) / rate;
-    double expiry = lingering_.empty() ? kNever : lingering_.begin()->first;
+    double reach = n_active_ == 0 ? kNever : last_ + (active_.top().key - v_) / rate;
+    double expiry = n_lingering_ == 0 ? kNever : lingering_.top().key;
     double at = std::min(reach, expiry);
     if (at > t) {
       v_ += rate * (t - last_);
@@ -56,23 +60,32 @@ void VirtualFairQueue::advance(TimePoint now) {
     }
     at = std::max(at, last_);
     if (reach <= expiry) {
-      auto [end, f] = *active_.begin();
-      v_ = std::max(v_, end);
+      std::uint32_t f = active_.top().flow;
+      active_.pop();
+      v_ = std::max(v_, flows_[f].end);
       last_ = at;
       leave_sets(f);
       if (grace_s_ > 0) {
-        flows_[f].state = FlowState::lingering;
-        flows_[f].linger_until = at + grace_s_;
-        lingering_.insert({flows_[f].linger_until, f});
-        active_weight_ += flows_[f].weight;
+        Flow& flow = flows_[f];
+        flow.state = FlowState::lingering;
+        flow.gen = ++next_gen_;
+        flow.linger_until = at + grace_s_;
+        lingering_.push({flow.linger_until, flow.gen, f});
+        ++n_lingering_;
+        active_weight_ += flow.weight;
+      } else {
+        recycle_if_anonymous(f);
       }
     } else {
+      std::uint32_t f = lingering_.top().flow;
+      lingering_.pop();
       v_ += rate * (at - last_);
       last_ = at;
-      leave_sets(lingering_.begin()->second);
+      leave_sets(f);
+      recycle_if_anonymous(f);
     }
   }
-  if (active_.empty() && lingering_.empty()) active_weight_ = 0;  // drop accumulated rounding
+  if (n_active_ + n_lingering_ == 0) active_weight_ = 0;  // drop accumulated rounding
   last_ = t;
 }
 
@@ -84,7 +97,15 @@ std::uint32_t VirtualFairQueue::flow_for(const TaskSpec& task) {
     auto it = flow_by_name_.find(name);
     if (it != flow_by_name_.end()) return it->second;
   }
+  if (anonymous && !free_flows_.empty()) {
+    std::uint32_t id = free_flows_.back();
+    free_flows_.pop_back();
+    flows_[id] = Flow{};
+    flows_[id].anonymous = true;
+    return id;
+  }
   Flow f;
+  f.anonymous = anonymous;
   if (!anonymous) {
     auto w = options_.weights.find(name);
     if (w != options_.weights.end()) f.weight = w->second;
@@ -99,8 +120,7 @@ std::uint32_t VirtualFairQueue::new_job(std::uint32_t flow, std::string key) {
   std::uint32_t id;
   if (!free_jobs_.empty()) {
     id = free_jobs_.back();
-    free_jobs_.pop_back();
-    jobs_[id] = Job{};
+    free_jobs_.pop_back();  // reset by release_job_if_done
   } else {
     jobs_.emplace_back();
     id = static_cast<std::uint32_t>(jobs_.size() - 1);
@@ -116,10 +136,22 @@ std::uint32_t VirtualFairQueue::new_job(std::uint32_t flow, std::string key) {
 // Takes a flow out of the active or lingering set (and out of Σw): it is idle.
 void VirtualFairQueue::leave_sets(std::uint32_t flow) {
   Flow& f = flows_[flow];
-  if (f.state == FlowState::active) active_.erase({f.end, flow});
-  if (f.state == FlowState::lingering) lingering_.erase({f.linger_until, flow});
+  if (f.state == FlowState::active) --n_active_;
+  if (f.state == FlowState::lingering) --n_lingering_;
   if (f.state != FlowState::idle) active_weight_ -= f.weight;
-  f.state = FlowState::idle;
+  f.state = FlowState::idle;  // its heap entries are stale now
+}
+
+// Without this, a long-running cfq fed tasks without a job would keep one flow per task ever
+// seen. Named flows (users, jobs) stay: they are as many as the names in use.
+void VirtualFairQueue::recycle_if_anonymous(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  if (!f.anonymous || f.state != FlowState::idle) return;
+  if (f.tail_job != kNone && jobs_[f.tail_job].live > 0) return;
+  std::uint32_t tail = f.tail_job;
+  f = Flow{};
+  if (tail != kNone) release_job_if_done(tail);
+  free_flows_.push_back(flow);
 }
 
 // A flow's end moved (more work): active if ahead of V, else it lingers afresh.
@@ -127,13 +159,17 @@ void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
   leave_sets(flow);
   Flow& f = flows_[flow];
   f.end = end;
+  f.gen = ++next_gen_;
   if (end > v_) {
     f.state = FlowState::active;
-    active_.insert({end, flow});
+    active_.push({end, f.gen, flow});
+    ++n_active_;
+    active_.compact_if_bloated(n_active_, [this](const FlowEntry& e) { return active_valid(e); });
   } else if (grace_s_ > 0) {
     f.state = FlowState::lingering;
     f.linger_until = last_ + grace_s_;
-    lingering_.insert({f.linger_until, flow});
+    lingering_.push({f.linger_until, f.gen, flow});
+    ++n_lingering_;
   } else {
     return;
   }
@@ -142,24 +178,24 @@ void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
 
 void VirtualFairQueue::set_job_deadline(std::uint32_t job, double deadline) {
   Job& j = jobs_[job];
-  bool was_ready = j.in_ready;
-  if (was_ready) unmark_ready(job);
   j.deadline = deadline;
-  if (was_ready) mark_ready(job);
+  if (j.in_ready) ready_.push({deadline, j.seq, job});  // the old entry is stale now
 }
 
 void VirtualFairQueue::mark_ready(std::uint32_t job) {
   Job& j = jobs_[job];
   if (j.in_ready) return;
-  ready_.insert({j.deadline, j.seq, job});
   j.in_ready = true;
+  ++n_ready_;
+  ready_.push({j.deadline, j.seq, job});
+  ready_.compact_if_bloated(n_ready_, [this](const ReadyEntry& e) { return ready_valid(e); });
 }
 
 void VirtualFairQueue::unmark_ready(std::uint32_t job) {
   Job& j = jobs_[job];
   if (!j.in_ready) return;
-  ready_.erase({j.deadline, j.seq, job});
-  j.in_ready = false;
+  j.in_ready = false;  // its entries are stale now
+  --n_ready_;
 }
 
 // A job with nothing queued that is no longer its flow's last can never be extended again.
@@ -171,7 +207,10 @@ void VirtualFairQueue::release_job_if_done(std::uint32_t job) {
     auto it = job_by_key_.find(j.key);
     if (it != job_by_key_.end() && it->second == job) job_by_key_.erase(it);
   }
+  TaskFifo storage = std::move(j.queued);
+  storage.clear();
   j = Job{};
+  j.queued = std::move(storage);
   free_jobs_.push_back(job);
 }
 
@@ -225,11 +264,17 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
   }
   advance(cluster.now);
   while (!ready_.empty()) {
-    std::uint32_t job = std::get<2>(*ready_.begin());
+    const ReadyEntry& top = ready_.top();
+    if (!ready_valid(top)) {
+      ready_.pop();
+      continue;
+    }
+    std::uint32_t job = top.job;
     Job& j = jobs_[job];
     while (!j.queued.empty() && job_of_task_[j.queued.front()] != job) j.queued.pop_front();
     if (!j.queued.empty()) return j.queued.front();
     unmark_ready(job);
+    ready_.pop();
   }
   return std::nullopt;
 }
@@ -256,7 +301,9 @@ void VirtualFairQueue::remove(TaskId task) {
   if (j.live == 0) {
     j.queued.clear();
     unmark_ready(job);
+    std::uint32_t flow = j.flow;
     release_job_if_done(job);
+    recycle_if_anonymous(flow);
   }
 }
 

@@ -15,27 +15,29 @@
 // seen first). Non-preemptive: a started task is not taken back.
 //
 // A flow is a user (uwfq) or a job (cfq). Every operation is O(log n) in queued jobs and active
-// flows, amortised over the flows retiring while V advances.
+// flows, amortised over the flows retiring while V advances. The orders are binary heaps whose
+// superseded entries go stale instead of being erased (no allocation per operation); a heap is
+// rebuilt from its live entries when stale ones outnumber them.
 //
 // Time: only through the `now` arguments (seconds since the first `now` seen). C is taken from
 // the options, or, when that is 0, from the cluster's total cores at the first next(); until then
 // V does not advance.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "core/status.hpp"
 #include "schedulers/policy.hpp"
+#include "schedulers/queue/task_fifo.hpp"
 #include "schedulers/queue/work_estimator.hpp"
 
 namespace chorus {
@@ -70,9 +72,9 @@ class VirtualFairQueue : public QueuePolicy {
   // The deadline a queued task would be dispatched by; nullopt when it is not queued.
   std::optional<double> deadline_of(TaskId task) const;
   // Flows whose virtual end is ahead of V.
-  std::size_t active_flows() const { return active_.size(); }
+  std::size_t active_flows() const { return n_active_; }
   // Flows whose virtual end V has passed less than `grace` ago.
-  std::size_t lingering_flows() const { return lingering_.size(); }
+  std::size_t lingering_flows() const { return n_lingering_; }
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -84,18 +86,61 @@ class VirtualFairQueue : public QueuePolicy {
     double end = 0;           // E: virtual finish of everything it submitted
     double linger_until = 0;  // real seconds; meaningful while lingering
     FlowState state = FlowState::idle;
+    std::uint64_t gen = 0;   // changes whenever the flow enters a heap; older entries are stale
+    bool anonymous = false;  // a cfq task without a job: recycled once idle and drained
     std::uint32_t tail_job = kNone;  // the last job in its chain
   };
   struct Job {
     std::uint32_t flow = kNone;
     double deadline = 0;
     std::uint64_t seq = 0;
-    std::deque<TaskId> queued;  // may hold removed tasks, skipped lazily
-    std::size_t live = 0;       // queued tasks not removed
+    TaskFifo queued;       // may hold removed tasks, skipped lazily
+    std::size_t live = 0;  // queued tasks not removed
     bool in_ready = false;
     std::string key;  // empty for one-task jobs
   };
-  using ReadyKey = std::tuple<double, std::uint64_t, std::uint32_t>;
+  struct ReadyEntry {
+    double deadline;
+    std::uint64_t seq;
+    std::uint32_t job;
+    bool operator>(const ReadyEntry& o) const {
+      return deadline != o.deadline ? deadline > o.deadline : seq > o.seq;
+    }
+  };
+  struct FlowEntry {
+    double key;  // E (active) or the real expiry (lingering)
+    std::uint64_t gen;
+    std::uint32_t flow;
+    bool operator>(const FlowEntry& o) const { return key != o.key ? key > o.key : gen > o.gen; }
+  };
+  // A min-heap that leaves superseded entries in place; `valid` tells them apart.
+  template <typename Entry>
+  class LazyHeap {
+   public:
+    bool empty() const { return v_.empty(); }
+    const Entry& top() const { return v_.front(); }
+    void push(const Entry& e) {
+      v_.push_back(e);
+      std::push_heap(v_.begin(), v_.end(), std::greater<>{});
+    }
+    void pop() {
+      std::pop_heap(v_.begin(), v_.end(), std::greater<>{});
+      v_.pop_back();
+    }
+    template <typename Valid>
+    void drop_stale_top(Valid valid) {
+      while (!v_.empty() && !valid(v_.front())) pop();
+    }
+    template <typename Valid>
+    void compact_if_bloated(std::size_t live, Valid valid) {
+      if (v_.size() < 1024 || v_.size() < 4 * live) return;
+      std::erase_if(v_, [&](const Entry& e) { return !valid(e); });
+      std::make_heap(v_.begin(), v_.end(), std::greater<>{});
+    }
+
+   private:
+    std::vector<Entry> v_;
+  };
 
   double seconds_since_epoch(TimePoint now);
   void advance(TimePoint now);
@@ -103,6 +148,7 @@ class VirtualFairQueue : public QueuePolicy {
   std::uint32_t new_job(std::uint32_t flow, std::string key);
   void set_flow_end(std::uint32_t flow, double end);
   void leave_sets(std::uint32_t flow);
+  void recycle_if_anonymous(std::uint32_t flow);
   void set_job_deadline(std::uint32_t job, double deadline);
   void mark_ready(std::uint32_t job);
   void unmark_ready(std::uint32_t job);
@@ -119,13 +165,29 @@ class VirtualFairQueue : public QueuePolicy {
 
   std::vector<Flow> flows_;
   std::unordered_map<std::string, std::uint32_t> flow_by_name_;
-  std::set<std::pair<double, std::uint32_t>> active_;     // (E, flow)
-  std::set<std::pair<double, std::uint32_t>> lingering_;  // (real expiry, flow)
+  std::vector<std::uint32_t> free_flows_;
+  bool active_valid(const FlowEntry& e) const {
+    return flows_[e.flow].state == FlowState::active && flows_[e.flow].gen == e.gen;
+  }
+  bool lingering_valid(const FlowEntry& e) const {
+    return flows_[e.flow].state == FlowState::lingering && flows_[e.flow].gen == e.gen;
+  }
+  bool ready_valid(const ReadyEntry& e) const {
+    const Job& j = jobs_[e.job];
+    return j.in_ready && j.seq == e.seq && j.deadline == e.deadline;
+  }
+
+  LazyHeap<FlowEntry> active_;     // by E
+  LazyHeap<FlowEntry> lingering_;  // by real expiry
+  std::size_t n_active_ = 0;
+  std::size_t n_lingering_ = 0;
+  std::uint64_t next_gen_ = 0;
 
   std::vector<Job> jobs_;
   std::vector<std::uint32_t> free_jobs_;
   std::unordered_map<std::string, std::uint32_t> job_by_key_;
-  std::set<ReadyKey> ready_;
+  LazyHeap<ReadyEntry> ready_;
+  std::size_t n_ready_ = 0;
   std::uint64_t next_seq_ = 0;
 
   std::vector<std::uint32_t> job_of_task_;  // by task id; kNone = not queued

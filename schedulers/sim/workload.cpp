@@ -1,9 +1,19 @@
 #include "schedulers/sim/workload.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <unordered_set>
 
 namespace chorus::sim {
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+}  // namespace
 
 const char* to_string(SizeClass c) {
   switch (c) {
@@ -37,7 +47,7 @@ Status validate_workload(const Workload& w) {
     if (j.id.empty()) return invalid_argument("job #" + std::to_string(i + 1) + " has no id");
     if (!ids.insert(j.id).second) return invalid_argument("duplicate job id '" + j.id + "'");
     if (!std::isfinite(j.arrival_s) || j.arrival_s < 0) {
-      return invalid_argument(where + " arrives at " + std::to_string(j.arrival_s) +
+      return invalid_argument(where + " arrives at " + seconds_text(j.arrival_s) +
                               " s, before time 0 (arrivals are seconds from the start, >= 0)");
     }
     if (j.tasks.empty()) return invalid_argument(where + " has no tasks");
