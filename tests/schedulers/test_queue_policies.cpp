@@ -71,7 +71,7 @@ TEST_CASE("Schedulers.Registry.UnknownQueueListsKnownOnes") {
   auto reg = PolicyRegistry::with_builtins();
   auto q = reg.make_queue("uwfqq");
   REQUIRE(!q.ok());
-  const auto& msg = q.status().message();
+  std::string msg = q.status().message();
   CHECK(msg.find("did you mean 'uwfq'") != std::string::npos);
   CHECK(msg.find("cfq, fair, fifo, ujf, uwfq") != std::string::npos);
 }
