@@ -61,9 +61,16 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
     builtins = PolicyRegistry::with_builtins();
     registry = &builtins;
   }
-  auto queue = registry->make_queue(options.queue);
+  const std::string queue_name = !options.queue.empty()           ? options.queue
+                                 : !graph.scheduler.queue.empty() ? graph.scheduler.queue
+                                                                  : "fifo";
+  const std::string placement_name = !options.placement.empty() ? options.placement
+                                     : !graph.scheduler.placement.empty()
+                                         ? graph.scheduler.placement
+                                         : "first-fit";
+  auto queue = registry->make_queue(queue_name);
   if (!queue.ok()) return invalid_argument(queue.status().message());
-  auto placement = registry->make_placement(options.placement);
+  auto placement = registry->make_placement(placement_name);
   if (!placement.ok()) return invalid_argument(placement.status().message());
 
   const std::string state_dir = resolve_state_dir(options.state_dir);

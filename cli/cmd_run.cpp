@@ -47,7 +47,7 @@ struct RunArgs {
   std::string resume;
   bool resume_given = false;
   std::string state_dir;
-  std::string queue = "fifo";
+  std::string queue;  // empty = the workflow's choice, else fifo
   std::string grace = "5s";
   bool json = false;
   bool oversubscribe = false;
@@ -227,7 +227,8 @@ void add_run_command(CLI::App& app) {
       ->trigger_on_parse();
   cmd->add_option("--state", a->state_dir,
                   "State folder (default: .chorus in the current directory)");
-  cmd->add_option("--queue", a->queue, "Queue policy (default: fifo)");
+  cmd->add_option("--queue", a->queue,
+                  "Queue policy, overriding the workflow's scheduler section (default: fifo)");
   cmd->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL on cancel or timeout")
       ->default_str("5s");
   cmd->add_flag("--json", a->json, "Print one JSON event per line instead of progress");

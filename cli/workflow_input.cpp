@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "core/node_info.hpp"
+#include "schedulers/policy_registry.hpp"
+#include "workflows/diagnostic.hpp"
 #include "workflows/workflow_loader.hpp"
 
 namespace chorus::cli {
@@ -15,7 +17,24 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversu
   options.base_dir = std::filesystem::current_path(ec).string();
   options.largest_node = local_node_info().capacity;
   if (oversubscribe) options.largest_node.cores = INT_MAX / 4;
-  return load_workflow_file(path, options);
+  auto graph = load_workflow_file(path, options);
+  if (!graph.ok()) return graph;
+  // Policy names are checked here, where the registry is known, and located in the file.
+  const auto registry = PolicyRegistry::with_builtins();
+  const SchedulerChoice& choice = graph->scheduler;
+  if (!choice.queue.empty()) {
+    if (auto q = registry.make_queue(choice.queue); !q.ok()) {
+      return Diagnostic{path, choice.queue_line, choice.queue_column, q.status().message()}
+          .to_status();
+    }
+  }
+  if (!choice.placement.empty()) {
+    if (auto p = registry.make_placement(choice.placement); !p.ok()) {
+      return Diagnostic{path, choice.placement_line, choice.placement_column, p.status().message()}
+          .to_status();
+    }
+  }
+  return graph;
 }
 
 void print_error(const std::string& message) {

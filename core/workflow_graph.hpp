@@ -5,6 +5,7 @@
 // are unique, every `after` id is < tasks.size(), and the graph has no cycle.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,24 @@
 
 namespace chorus {
 
+// The `scheduler:` section of a workflow file: policies by name (checked against the policy
+// registry by whoever runs the graph) and users' share weights. Lines and columns are 1-based and
+// point at each name in the file (0 = not from a file), so a bad name gets a located error.
+struct SchedulerChoice {
+  std::string queue;                      // empty = the runner's default
+  std::string placement;                  // empty = the runner's default
+  std::map<std::string, double> weights;  // user -> weight, for fair-share queue policies
+  int queue_line = 0, queue_column = 0;
+  int placement_line = 0, placement_column = 0;
+  int weights_line = 0, weights_column = 0;
+};
+
 struct WorkflowGraph {
   std::string name;
   std::string source_path;  // the workflow file, or empty when built in code
   std::string workdir;      // absolute; where tasks run unless they say otherwise
   std::vector<TaskSpec> tasks;
+  SchedulerChoice scheduler;
 
   // Appends a task, setting its id; returns the id.
   TaskId add(TaskSpec spec) {

@@ -208,6 +208,7 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
       spec.name = t.sweep.empty() ? t.name : member_name(t.name, spec.params);
       const KeyValues& vars = spec.params;
       spec.kind = t.kind;
+      spec.user = t.user;
       spec.per_rank = t.per_rank;
       spec.ranks = t.ranks;
       if (!t.shell) {

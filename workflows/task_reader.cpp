@@ -22,10 +22,10 @@ const std::vector<std::string> kDefaultsKeys = {"cores",   "memory", "gpus",    
 
 const KeyChecker& task_keys() {
   static const KeyChecker checker(
-      {"name",        "command",  "shell",   "after",   "foreach",        "cores",        "memory",
-       "gpus",        "env",      "workdir", "retries", "timeout",        "outputs",      "inputs",
-       "description", "estimate", "kind",    "ranks",   "cores_per_rank", "gpus_per_rank"},
-      {"uses", "user"},
+      {"name",        "command",  "shell",   "after",   "foreach",        "cores",         "memory",
+       "gpus",        "env",      "workdir", "retries", "timeout",        "outputs",       "inputs",
+       "description", "estimate", "kind",    "ranks",   "cores_per_rank", "gpus_per_rank", "user"},
+      {"uses"},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}});
   return checker;
@@ -39,7 +39,10 @@ const KeyChecker& defaults_keys() {
       misplaced.emplace_back(k, "'" + std::string(k) + "' cannot be set in defaults (defaults " +
                                     "may hold " + join(kDefaultsKeys) + ")");
     }
-    return KeyChecker(kDefaultsKeys, {"uses", "user"}, std::move(misplaced));
+    misplaced.emplace_back("user",
+                           "'user' cannot be set in defaults: set it at the top level "
+                           "(for every task) or in a task");
+    return KeyChecker(kDefaultsKeys, {"uses"}, std::move(misplaced));
   }();
   return checker;
 }
@@ -326,6 +329,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   t.timeout = defaults.timeout;
   t.env = defaults.env;
   t.workdir = defaults.workdir;
+  t.user = defaults.user;
   for (const MapEntry& e : entries) {
     const std::string label = "'" + e.key + "' " + where;
     if (e.key == "after") {
@@ -357,6 +361,14 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
       if (auto d = read_duration(e, label, diags)) t.estimate = *d;
     } else if (e.key == "description") {
       (void)read_string(e, label, diags);
+    } else if (e.key == "user") {
+      if (auto u = read_string(e, label, diags)) {
+        if (u->empty()) {
+          diags.add(e.value_pos, "'user' " + where + " must not be empty");
+        } else {
+          t.user = *u;
+        }
+      }
     } else if (e.key == "ranks") {
       if (auto v = read_integer(e, label, 1, kMaxCount, diags)) {
         t.ranks = static_cast<int>(*v);

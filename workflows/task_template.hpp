@@ -27,6 +27,7 @@ struct TaskDefaults {
   bool shell = false;
   EnvEntries env;  // top-level env, then defaults env (later entries override earlier ones)
   std::optional<LocatedText> workdir;
+  std::string user;  // the top-level `user:`
 };
 
 struct TaskTemplate {
@@ -42,6 +43,7 @@ struct TaskTemplate {
   std::optional<LocatedText> workdir;
   TaskKind kind = TaskKind::executable;
   Position kind_pos;
+  std::string user;
   int ranks = 1;  // MPI processes (kind: mpi); per_rank holds each one's resources
   Position ranks_pos;
   Resources per_rank{1, 0, 0};

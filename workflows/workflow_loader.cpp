@@ -1,5 +1,7 @@
 #include "workflows/workflow_loader.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -20,7 +22,7 @@ namespace {
 const KeyChecker& top_level_keys() {
   static const KeyChecker checker = [] {
     const std::string top =
-        " (the top level holds name, description, defaults, tasks, workdir, env)";
+        " (the top level holds name, description, user, scheduler, defaults, tasks, workdir, env)";
     std::vector<std::pair<std::string, std::string>> misplaced;
     for (const char* k : {"cores", "memory", "gpus", "retries", "timeout", "shell"}) {
       misplaced.emplace_back(k, "'" + std::string(k) +
@@ -30,8 +32,9 @@ const KeyChecker& top_level_keys() {
     for (const char* k : {"command", "after", "foreach", "outputs", "inputs", "estimate", "kind"}) {
       misplaced.emplace_back(k, "'" + std::string(k) + "' belongs in a task under 'tasks:'" + top);
     }
-    return KeyChecker({"name", "description", "defaults", "tasks", "workdir", "env"},
-                      {"services", "scheduler", "user"}, std::move(misplaced));
+    return KeyChecker(
+        {"name", "description", "user", "scheduler", "defaults", "tasks", "workdir", "env"},
+        {"services"}, std::move(misplaced));
   }();
   return checker;
 }
@@ -39,6 +42,65 @@ const KeyChecker& top_level_keys() {
 Position mark_position(const YAML::Mark& m) {
   if (m.line < 0 || m.column < 0) return {};
   return {m.line + 1, m.column + 1};
+}
+
+const KeyChecker& scheduler_keys() {
+  static const KeyChecker checker({"queue", "placement", "weights"}, {"planner"});
+  return checker;
+}
+
+// `scheduler: {queue: uwfq, placement: first-fit, weights: {alice: 2, bob: 1}}`. The names are
+// checked against the policy registry by the runner (workflows/ does not know the policies).
+void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticList& diags) {
+  if (!section.value.IsMap()) {
+    diags.add(section.value_pos, "'scheduler' must be a map such as {queue: uwfq}, got " +
+                                     describe_node(section.value));
+    return;
+  }
+  for (const MapEntry& e : scheduler_keys().check(section.value, "in 'scheduler'", diags)) {
+    if (e.key == "queue" || e.key == "placement") {
+      auto name = read_string(e, "'" + e.key + "' in 'scheduler'", diags);
+      if (!name) continue;
+      if (name->empty()) {
+        diags.add(e.value_pos, "'" + e.key + "' in 'scheduler' must name a policy");
+        continue;
+      }
+      bool queue = e.key == "queue";
+      (queue ? out.queue : out.placement) = *name;
+      (queue ? out.queue_line : out.placement_line) = e.value_pos.line;
+      (queue ? out.queue_column : out.placement_column) = e.value_pos.column;
+    } else if (e.key == "weights") {
+      if (!e.value.IsMap()) {
+        diags.add(e.value_pos,
+                  "'weights' in 'scheduler' must map users to numbers, such as "
+                  "{alice: 2, bob: 1}, got " +
+                      describe_node(e.value));
+        continue;
+      }
+      out.weights_line = e.value_pos.line;
+      out.weights_column = e.value_pos.column;
+      for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+        Position pos = mark_position(it->second.Mark());
+        std::string user = it->first.IsScalar() ? it->first.Scalar() : std::string{};
+        double w = 0;
+        bool number = it->second.IsScalar();
+        if (number) {
+          const std::string& text = it->second.Scalar();
+          char* end = nullptr;
+          w = std::strtod(text.c_str(), &end);
+          number = !text.empty() && end == text.c_str() + text.size();
+        }
+        if (user.empty()) {
+          diags.add(pos, "a user in 'weights' must be a name");
+        } else if (!number || !(w > 0) || !std::isfinite(w)) {
+          diags.add(pos, "the weight of user '" + user + "' must be a positive number, got " +
+                             describe_node(it->second));
+        } else {
+          out.weights[user] = w;
+        }
+      }
+    }
+  }
 }
 
 std::string absolute_dir(const std::string& dir) {
@@ -77,6 +139,8 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
   }
   if (const MapEntry* e = find_entry(entries, "description"))
     (void)read_string(*e, "'description'", diags);
+  if (const MapEntry* e = find_entry(entries, "scheduler"))
+    read_scheduler(*e, graph.scheduler, diags);
 
   TaskDefaults base;
   graph.workdir = absolute_dir(options.base_dir);
@@ -95,6 +159,12 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
   if (const MapEntry* e = find_entry(entries, "env")) {
     if (auto env = read_env_map(*e, "the top-level env", diags)) {
       for (auto& [k, v] : *env) set_env(base.env, k, std::move(v));
+    }
+  }
+  if (const MapEntry* e = find_entry(entries, "user")) {
+    if (auto u = read_string(*e, "'user'", diags)) {
+      if (u->empty()) diags.add(e->value_pos, "'user' must not be empty");
+      base.user = *u;
     }
   }
   const TaskDefaults defaults =

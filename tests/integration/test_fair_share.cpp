@@ -1,0 +1,54 @@
+// Queue policies live: the same policy objects the simulator uses order a real run.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "support/process.hpp"
+
+using namespace chorus::test;
+
+namespace {
+
+// Two users in one coordinator: alice floods it with 200 long tasks first, bob submits 5 short
+// ones after. Returns the position (in start order, 0-based) at which each of bob's tasks started.
+std::vector<std::size_t> bob_positions(const std::string& queue) {
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"Y(name: shared
+scheduler: {queue: )Y" + queue + R"Y(}
+tasks:
+  - name: flood
+    user: alice
+    foreach: {i: "range(0, 200)"}
+    command: "echo alice >> starts.log; sleep 0.02"
+    estimate: 20s
+  - name: quick
+    user: bob
+    foreach: {i: "range(0, 5)"}
+    command: "echo bob >> starts.log"
+    estimate: 0.1s
+)Y");
+  auto r = run_chorus({"run", "wf.yaml"}, dir.path());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto lines = read_lines(dir / "starts.log");
+  REQUIRE(lines.size() == 205);
+  std::vector<std::size_t> positions;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i] == "bob") positions.push_back(i);
+  }
+  return positions;
+}
+
+}  // namespace
+
+TEST_CASE("Integration.FairShare.FifoMakesShortTasksWaitForTheFlood") {
+  auto bob = bob_positions("fifo");
+  REQUIRE(bob.size() == 5);
+  CHECK(bob.front() >= 195);  // every one of alice's tasks started before bob's first
+}
+
+TEST_CASE("Integration.FairShare.UwfqRunsTheShortTasksEarly") {
+  auto bob = bob_positions("uwfq");
+  REQUIRE(bob.size() == 5);
+  CHECK(bob.back() < 20);  // bob's last task started among the first few, not after the flood
+}
