@@ -68,7 +68,9 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
                                      : !graph.scheduler.placement.empty()
                                          ? graph.scheduler.placement
                                          : "first-fit";
-  auto queue = registry->make_queue(queue_name);
+  QueueConfig queue_config;
+  queue_config.weights = graph.scheduler.weights;
+  auto queue = registry->make_queue(queue_name, queue_config);
   if (!queue.ok()) return invalid_argument(queue.status().message());
   auto placement = registry->make_placement(placement_name);
   if (!placement.ok()) return invalid_argument(placement.status().message());

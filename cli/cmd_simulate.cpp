@@ -89,30 +89,17 @@ Result<std::map<std::string, double>> parse_weights(const std::string& text) {
   return w;
 }
 
-// The built-in fair-share policies take the weights (and uwfq the grace period); any other name
-// comes from the registry as is.
+// The registry builds every policy; fair-share ones take the weights (and uwfq/cfq the grace).
 Result<std::unique_ptr<QueuePolicy>> make_policy(const PolicyRegistry& registry,
                                                  const std::string& name,
                                                  const std::map<std::string, double>& weights,
                                                  std::optional<Duration> grace) {
-  auto fq = [&](Duration default_grace) {
-    FairQueueOptions o;
-    o.weights = weights;
-    o.grace = grace.value_or(default_grace);
-    return o;
-  };
-  auto to_queue = [](auto r) -> Result<std::unique_ptr<QueuePolicy>> {
-    if (!r.ok()) return r.status();
-    return std::unique_ptr<QueuePolicy>(std::move(*r));
-  };
-  if (name == "uwfq") return to_queue(UwfqQueue::create(fq(UwfqQueue::kDefaultGrace)));
-  if (name == "cfq") return to_queue(CfqQueue::create(fq(Duration::zero())));
-  if (name == "fair" || name == "ujf") {
-    PoolOptions o;
-    o.weights = weights;
-    return name == "fair" ? to_queue(FairQueue::create(o)) : to_queue(UjfQueue::create(o));
-  }
-  return registry.make_queue(name);
+  QueueConfig config;
+  config.weights = weights;
+  config.grace = grace;
+  bool fair_share = name == "fair" || name == "ujf" || name == "cfq" || name == "uwfq";
+  // --weights/--grace apply to the fair-share policies of a --compare list, not to the others.
+  return registry.make_queue(name, fair_share ? config : QueueConfig{});
 }
 
 // A workflow file as one job: tasks' declared estimates are their runtimes.

@@ -22,9 +22,14 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversu
   // Policy names are checked here, where the registry is known, and located in the file.
   const auto registry = PolicyRegistry::with_builtins();
   const SchedulerChoice& choice = graph->scheduler;
-  if (!choice.queue.empty()) {
-    if (auto q = registry.make_queue(choice.queue); !q.ok()) {
-      return Diagnostic{path, choice.queue_line, choice.queue_column, q.status().message()}
+  if (!choice.queue.empty() || !choice.weights.empty()) {
+    QueueConfig config;
+    config.weights = choice.weights;
+    const std::string name = choice.queue.empty() ? "fifo" : choice.queue;
+    if (auto q = registry.make_queue(name, config); !q.ok()) {
+      bool unknown = q.status().code() == ErrorCode::not_found;
+      return Diagnostic{path, unknown ? choice.queue_line : choice.weights_line,
+                        unknown ? choice.queue_column : choice.weights_column, q.status().message()}
           .to_status();
     }
   }

@@ -8,13 +8,40 @@
 #include "schedulers/queue/uwfq_queue.hpp"
 
 namespace chorus {
+namespace {
+
+using QueueResult = Result<std::unique_ptr<QueuePolicy>>;
+
+// Fair-share pools (Spark FAIR, UJF): user weights; no grace period.
+template <typename Policy>
+QueueResult with_pool_options(const QueueConfig& config) {
+  if (config.grace) return invalid_argument("pool policies (fair, ujf) take no grace period");
+  PoolOptions o;
+  o.weights = config.weights;
+  auto q = Policy::create(std::move(o));
+  if (!q.ok()) return q.status();
+  return std::unique_ptr<QueuePolicy>(std::move(*q));
+}
+
+// Virtual-time fair queuing (CFQ, UWFQ): user weights and the grace period.
+template <typename Policy, Duration::rep kDefaultGraceTicks>
+QueueResult with_fair_options(const QueueConfig& config) {
+  FairQueueOptions o;
+  o.weights = config.weights;
+  o.grace = config.grace.value_or(Duration(kDefaultGraceTicks));
+  auto q = Policy::create(std::move(o));
+  if (!q.ok()) return q.status();
+  return std::unique_ptr<QueuePolicy>(std::move(*q));
+}
+
+}  // namespace
 
 void register_builtin_policies(PolicyRegistry& r) {
   r.add_queue("fifo", [] { return std::make_unique<FifoQueue>(); });
-  r.add_queue("fair", [] { return std::make_unique<FairQueue>(); });
-  r.add_queue("ujf", [] { return std::make_unique<UjfQueue>(); });
-  r.add_queue("cfq", [] { return std::make_unique<CfqQueue>(); });
-  r.add_queue("uwfq", [] { return std::make_unique<UwfqQueue>(); });
+  r.add_queue("fair", with_pool_options<FairQueue>);
+  r.add_queue("ujf", with_pool_options<UjfQueue>);
+  r.add_queue("cfq", with_fair_options<CfqQueue, Duration::zero().count()>);
+  r.add_queue("uwfq", with_fair_options<UwfqQueue, UwfqQueue::kDefaultGrace.count()>);
   r.add_placement("first-fit", [] { return std::make_unique<FirstFit>(); });
 }
 

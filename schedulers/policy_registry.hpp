@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,28 +15,43 @@
 
 namespace chorus {
 
+// What a queue policy may be configured with: a workflow's `scheduler:` section, CLI options.
+struct QueueConfig {
+  std::map<std::string, double> weights;  // user -> share weight (fair-share policies)
+  std::optional<Duration> grace;          // how long a user who ran out of work keeps its place
+  bool empty() const { return weights.empty() && !grace; }
+};
+
 class PolicyRegistry {
  public:
   using QueueFactory = std::function<std::unique_ptr<QueuePolicy>()>;
+  // For policies that take a QueueConfig; errors (a bad weight) come back as Status.
+  using ConfigurableQueueFactory =
+      std::function<Result<std::unique_ptr<QueuePolicy>>(const QueueConfig&)>;
   using PlacementFactory = std::function<std::unique_ptr<PlacementPolicy>()>;
 
   // A registry holding the built-in policies.
   static PolicyRegistry with_builtins();
 
-  // Replaces a policy of the same name.
+  // Replaces a policy of the same name. A policy added with a plain factory takes no
+  // configuration: make_queue refuses weights for it rather than ignoring them.
   void add_queue(std::string name, QueueFactory factory);
+  void add_queue(std::string name, ConfigurableQueueFactory factory);
   void add_placement(std::string name, PlacementFactory factory);
 
   // Errors: not_found, listing the known names ("unknown queue policy 'fifoo' (did you mean
   // 'fifo'?); known: fair, fifo, uwfq").
-  Result<std::unique_ptr<QueuePolicy>> make_queue(const std::string& name) const;
+  // With a config: invalid_argument when the policy takes none ("queue policy 'fifo' takes no
+  // weights") or the config is bad (the policy's message).
+  Result<std::unique_ptr<QueuePolicy>> make_queue(const std::string& name,
+                                                  const QueueConfig& config = {}) const;
   Result<std::unique_ptr<PlacementPolicy>> make_placement(const std::string& name) const;
 
   std::vector<std::string> queue_names() const;
   std::vector<std::string> placement_names() const;
 
  private:
-  std::map<std::string, QueueFactory> queues_;
+  std::map<std::string, ConfigurableQueueFactory> queues_;
   std::map<std::string, PlacementFactory> placements_;
 };
 

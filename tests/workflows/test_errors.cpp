@@ -74,7 +74,7 @@ TEST_CASE("Workflows.Errors.MisplacedKeysSayWhereTheyBelong") {
 }
 
 TEST_CASE("Workflows.Errors.ReservedKeysAreRefused") {
-  std::string m = error_of(R"Y(scheduler: fifo
+  std::string m = error_of(R"Y(scheduler: {queue: fifo, planner: heft}
 services: []
 user: bob
 tasks:
@@ -91,15 +91,53 @@ tasks:
     command: [x]
     kind: exectuable
 )Y");
-  check_has_line(m, "wf.yaml:1:1: 'scheduler' is not supported yet");
+  check_has_line(m, "wf.yaml:1:26: 'planner' is not supported yet");
   check_has_line(m, "wf.yaml:2:1: 'services' is not supported yet");
-  check_has_line(m, "wf.yaml:3:1: 'user' is not supported yet");
   check_has_line(m, "wf.yaml:11:11: kind 'service' is not supported yet");
   check_has_line(m, "wf.yaml:12:5: 'uses' is not supported yet");
-  check_has_line(m, "wf.yaml:13:5: 'user' is not supported yet");
   check_has_line(m,
                  "wf.yaml:16:11: unknown kind 'exectuable' in task 'c' (did you mean "
                  "'executable'?)");
+}
+
+TEST_CASE("Workflows.Scheduler.SectionAndUsers") {
+  WorkflowLoadOptions options;
+  options.base_dir = "/tmp";
+  auto g = parse_workflow_text(R"Y(name: s
+user: alice
+scheduler:
+  queue: uwfq
+  placement: first-fit
+  weights: {alice: 2, bob: 0.5}
+tasks:
+  - name: a
+    command: [x]
+  - name: b
+    user: bob
+    command: [x]
+)Y",
+                               "wf.yaml", options);
+  REQUIRE(g.ok());
+  CHECK(g->scheduler.queue == "uwfq");
+  CHECK(g->scheduler.queue_line == 4);
+  CHECK(g->scheduler.queue_column == 10);
+  CHECK(g->scheduler.placement == "first-fit");
+  CHECK(g->scheduler.weights.at("alice") == 2.0);
+  CHECK(g->scheduler.weights.at("bob") == 0.5);
+  CHECK(g->tasks[0].user == "alice");
+  CHECK(g->tasks[1].user == "bob");
+  std::string bad = error_of(R"Y(scheduler: {weights: {alice: 0, bob: x}, queeu: fifo}
+tasks:
+  - name: a
+    user: ""
+    command: [x]
+)Y");
+  check_has_line(bad,
+                 "wf.yaml:1:30: the weight of user 'alice' must be a positive number, got '0'");
+  check_has_line(bad, "wf.yaml:1:38: the weight of user 'bob' must be a positive number, got 'x'");
+  CHECK(bad.find("unknown key 'queeu' in 'scheduler' (did you mean 'queue'?)") !=
+        std::string::npos);
+  check_has_line(bad, "wf.yaml:4:11: 'user' in task 'a' must not be empty");
 }
 
 TEST_CASE("Workflows.Errors.MissingOrEmptyCommand") {
