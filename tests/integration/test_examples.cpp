@@ -40,3 +40,12 @@ TEST_CASE("Integration.Examples.EmbedBuildsAgainstInstalledPackage") {
   CHECK(run.out.find("over 100000 numbers") != std::string::npos);
   CHECK(file_exists(dir / "state/chorus.db"));
 }
+
+TEST_CASE("Integration.Examples.CustomPolicyRegistersAndRuns") {
+  auto r = run_process({binary_dir() + "/examples/custom-policy/custom_policy", "2large2small", "1"},
+                       binary_dir());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("shortest-first") != std::string::npos);
+  CHECK(r.out.find("uwfq") != std::string::npos);
+}
