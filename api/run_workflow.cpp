@@ -13,6 +13,7 @@
 #include "adapters/local/local_launcher.hpp"
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "core/node_info.hpp"
+#include "runtime/orphans.hpp"
 
 namespace chorus {
 namespace {
@@ -97,6 +98,8 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
     }
     previous = (*store)->replay(run.id);
     if (!previous.ok()) return previous.status();
+    // A coordinator killed outright left its tasks running; they are rerun now, not twice at once.
+    kill_orphans_of_run(run.id);
   } else {
     run.workflow_name = graph.name;
     run.workflow_path = graph.source_path;

@@ -60,9 +60,13 @@ tasks:
 
 }  // namespace
 
-TEST_CASE("Integration.Interrupt.SigintStopsEveryProcessGroup") { interrupt_test(SIGINT); }
+TEST_CASE("Integration.Interrupt.SigintStopsEveryProcessGroup") {
+  interrupt_test(SIGINT);
+}
 
-TEST_CASE("Integration.Interrupt.SigtermStopsEveryProcessGroup") { interrupt_test(SIGTERM); }
+TEST_CASE("Integration.Interrupt.SigtermStopsEveryProcessGroup") {
+  interrupt_test(SIGTERM);
+}
 
 TEST_CASE("Integration.Interrupt.CancelCommandStopsLiveRun") {
   TempDir dir;
@@ -160,4 +164,25 @@ tasks:
 )Y");
   CHECK(run_chorus({"run", "wf.yaml", "--resume"}, dir.path()).exit_code == 0);
   CHECK(read_lines(dir / "runs.log") == std::vector<std::string>{"a", "b", "b", "a2"});
+}
+
+TEST_CASE("Integration.Resume.KillsTheOrphansOfAKilledCoordinator") {
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"Y(name: orphans
+tasks:
+  - name: sleeper
+    foreach: {i: "range(0, 2)"}
+    command: "test -f second && exit 0; sleep 600 & echo $! > pid.{i}; wait"
+)Y");
+  pid_t chorus = start_process({chorus_bin(), "run", "wf.yaml"}, dir.path());
+  REQUIRE(eventually([&] { return pids_in(dir.path(), 2).size() == 2; }, 30));
+  kill(chorus, SIGKILL);
+  CHECK(wait_process(chorus) == 128 + SIGKILL);
+  auto orphans = pids_in(dir.path(), 2);
+  for (pid_t p : orphans) CHECK(process_alive(p));  // SIGKILL cannot take the tasks with it
+  write_file(dir / "second", "");
+  auto r = run_chorus({"run", "--resume", "orphans-1"}, dir.path());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  for (pid_t p : orphans) CHECK(eventually([&] { return !process_alive(p); }, 5));
 }
