@@ -19,7 +19,20 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+namespace {
+
+// 'trian' for 'train': one pair of neighbouring letters swapped.
+bool is_transposition(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  std::size_t first = 0;
+  while (first < a.size() && a[first] == b[first]) ++first;
+  if (first + 1 >= a.size()) return false;
+  if (a[first] != b[first + 1] || a[first + 1] != b[first]) return false;
+  return a.substr(first + 2) == b.substr(first + 2);
+}
+
+// By edit distance: accept up to a third of the word's length (at least 1, at most 3 edits).
+std::string closest_by_distance(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = std::string::npos;
   for (const auto& c : candidates) {
@@ -29,9 +42,25 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
       best = c;
     }
   }
-  // Accept up to a third of the word's length (at least 1, at most 3 edits).
   std::size_t limit = std::clamp<std::size_t>(word.size() / 3, 1, 3);
   return best_d <= limit ? best : std::string{};
+}
+
+}  // namespace
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best = closest_by_distance(word, candidates);
+  if (!best.empty() || word.size() < 2) return best;
+  // Slips edit distance misses on short words: a swapped pair ('trian' -> 'train') or an
+  // abbreviation ('prep' -> 'prepare'), when exactly one candidate fits.
+  int matches = 0;
+  for (const auto& c : candidates) {
+    if (is_transposition(word, c) || (word.size() >= 3 && c.starts_with(word))) {
+      best = c;
+      ++matches;
+    }
+  }
+  return matches == 1 ? best : std::string{};
 }
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {

@@ -10,7 +10,8 @@ namespace chorus {
 // Levenshtein distance (bytes).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// The candidate closest to `word` if it is close enough to be a likely typo, else "".
+// The candidate closest to `word` if it is close enough to be a likely typo (a few edits, a
+// swapped pair of letters, or an unambiguous abbreviation), else "".
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 // " (did you mean 'x'?)" or "" — ready to append to an error message.

@@ -5,7 +5,6 @@
 
 #include "core/text.hpp"
 #include "workflows/placeholder.hpp"
-#include "workflows/suggestion.hpp"
 
 namespace chorus {
 namespace {
@@ -159,7 +158,7 @@ std::optional<GraphBuilder::Target> GraphBuilder::resolve(std::size_t from,
         std::vector<std::string> names;
         for (const auto& [name, m] : members_[tmpl]) names.push_back(name);
         std::sort(names.begin(), names.end());
-        hint = suggestion(ref.text, names);
+        hint = did_you_mean(ref.text, names);
       }
       if (hint.empty())
         hint = " (members are named like '" + member_name(t.name, sweep_member(t.sweep, 0)) + "')";
@@ -171,7 +170,7 @@ std::optional<GraphBuilder::Target> GraphBuilder::resolve(std::size_t from,
   std::vector<std::string> names;
   names.reserve(templates_.size());
   for (const auto& t : templates_) names.push_back(t.name);
-  diags_.add(ref.pos, head + "unknown task '" + ref.text + "'" + suggestion(ref.text, names));
+  diags_.add(ref.pos, head + "unknown task '" + ref.text + "'" + did_you_mean(ref.text, names));
   return std::nullopt;
 }
 

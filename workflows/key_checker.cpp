@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "workflows/suggestion.hpp"
+#include "core/text.hpp"
 
 namespace chorus {
 
@@ -24,7 +24,7 @@ std::vector<MapEntry> KeyChecker::check(const YAML::Node& map, const std::string
       diags.add(e.key_pos, misplaced->second);
       continue;
     }
-    std::string hint = suggestion(e.key, allowed_);
+    std::string hint = did_you_mean(e.key, allowed_);
     if (e.key == "<<")
       hint = " (YAML merge keys are not supported; repeat the values or use defaults)";
     diags.add(e.key_pos, "unknown key '" + e.key + "' " + context + hint);

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "core/text.hpp"
-#include "workflows/suggestion.hpp"
 
 namespace chorus {
 namespace {
@@ -63,7 +62,7 @@ Result<std::string> substitute_placeholders(std::string_view text, const KeyValu
     if (var == vars.end()) {
       std::vector<std::string> names;
       for (const auto& kv : vars) names.push_back(kv.first);
-      std::string close_name = closest_word(name, names);
+      std::string close_name = closest_match(name, names);
       std::string hint = !close_name.empty() ? "did you mean '{" + close_name + "}'? "
                          : names.empty()     ? "the task has no foreach variables; "
                                              : "foreach variables: " + join(names) + "; ";

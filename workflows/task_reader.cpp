@@ -7,7 +7,6 @@
 
 #include "core/text.hpp"
 #include "workflows/key_checker.hpp"
-#include "workflows/suggestion.hpp"
 
 namespace chorus {
 namespace {
@@ -398,7 +397,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
         diags.add(e.value_pos, "kind 'function' is only available from the C++ API");
       } else {
         diags.add(e.value_pos, "unknown kind '" + *kind + "' " + where +
-                                   suggestion(*kind, {"executable", "mpi", "service"}));
+                                   did_you_mean(*kind, {"executable", "mpi", "service"}));
       }
     } else {
       read_common(e, where, t.per_rank, t.cores_pos, t.memory_pos, t.gpus_pos, t.retries, t.timeout,

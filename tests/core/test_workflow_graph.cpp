@@ -47,3 +47,9 @@ TEST_CASE("Core.Text.SuggestsCloseWords") {
   CHECK(did_you_mean("comand", {"command", "cores", "after"}) == " (did you mean 'command'?)");
   CHECK(did_you_mean("zzzzzz", {"command", "cores"}).empty());
 }
+
+TEST_CASE("Core.Text.SuggestsSwapsAndAbbreviations") {
+  CHECK(closest_match("trian", {"train", "test"}) == "train");
+  CHECK(closest_match("prep", {"prepare", "report"}) == "prepare");
+  CHECK(closest_match("pre", {"prepare", "present"}).empty());  // ambiguous abbreviation
+}
