@@ -140,6 +140,7 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   CoordinatorOptions copts;
   copts.log_dir = outcome.log_dir;
   copts.fail_fast = options.fail_fast;
+  copts.on_task_done = options.on_task_done;
   Coordinator coordinator(graph, **store, run.id, {node}, **queue, **placement, launchers, copts,
                           options.cancel, options.observer);
   auto summary = coordinator.run(previous.ok() ? &*previous : nullptr);

@@ -26,6 +26,9 @@ struct RunOptions {
   Duration kill_grace = std::chrono::seconds(5);  // SIGTERM -> SIGKILL on cancel and timeout
   CancelToken* cancel = nullptr;
   RunObserver* observer = nullptr;
+  // Dynamic work: called when a task ends (and on resume for tasks skipped as done); it may
+  // submit new tasks to the running workflow. See runtime/coordinator.hpp.
+  TaskDoneHandler on_task_done;
 };
 
 struct RunOutcome {

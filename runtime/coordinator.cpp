@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/log_paths.hpp"
 
@@ -19,9 +21,9 @@ struct TaskRuntime {
   std::uint32_t waiting_on = 0;  // dependencies not yet succeeded
   std::int32_t node = -1;        // index into nodes while running
   LaunchHandle handle = 0;
-  TimePoint started{};  // of the latest attempt
+  TimePoint started{};            // of the latest attempt
   std::uint64_t fingerprint = 0;  // of the spec as launched; journaled with every event
-  bool launched = false;  // a launcher holds it (cancel must go through the launcher)
+  bool launched = false;          // a launcher holds it (cancel must go through the launcher)
 };
 
 int timeout_ms_until(TimePoint deadline, TimePoint now) {
@@ -32,7 +34,7 @@ int timeout_ms_until(TimePoint deadline, TimePoint now) {
 
 }  // namespace
 
-class Coordinator::Impl {
+class Coordinator::Impl final : public TaskSubmitter {
  public:
   Impl(const WorkflowGraph& graph, StateStore& store, std::string run_id,
        std::vector<NodeInfo> nodes, QueuePolicy& queue, PlacementPolicy& placement,
@@ -58,9 +60,70 @@ class Coordinator::Impl {
     }
   }
 
+  const TaskSpec& spec_at(TaskId id) const {
+    return id < base_count_ ? graph_.tasks[id] : added_[id - base_count_];
+  }
+
+  Result<TaskId> submit(TaskSpec spec) override {
+    if (spec.name.empty()) return invalid_argument("a submitted task needs a name");
+    if (names_.empty()) {
+      names_.reserve(rt_.size() * 2);
+      for (TaskId id = 0; id < rt_.size(); ++id) names_.insert(spec_at(id).name);
+    }
+    if (names_.count(spec.name) != 0) {
+      return invalid_argument("a task named '" + spec.name + "' already exists in this run");
+    }
+    for (TaskId d : spec.after) {
+      if (d >= rt_.size()) {
+        return invalid_argument("task '" + spec.name + "' depends on unknown task id " +
+                                std::to_string(d));
+      }
+    }
+    if (launchers_[static_cast<std::size_t>(spec.kind)] == nullptr) {
+      return invalid_argument("task '" + spec.name + "' is a " + to_string(spec.kind) +
+                              " task, which this run cannot launch");
+    }
+    std::sort(spec.after.begin(), spec.after.end());
+    spec.after.erase(std::unique(spec.after.begin(), spec.after.end()), spec.after.end());
+    const auto id = static_cast<TaskId>(rt_.size());
+    spec.id = id;
+    added_.push_back(std::move(spec));
+    const TaskSpec& added = added_.back();
+    names_.insert(added.name);
+    rt_.push_back(TaskRuntime{});
+    ++progress_.total;
+    if (previous_by_name_ != nullptr) {
+      auto it = previous_by_name_->find(added.name);
+      if (it != previous_by_name_->end()) apply_record(added, *it->second);
+    }
+    if (rt_[id].state == TaskState::succeeded) {
+      skipped_.push_back(id);  // its handler runs too, so the workflow grows as it did before
+      return id;
+    }
+    std::uint32_t waiting = 0;
+    bool doomed = false;
+    for (TaskId d : added.after) {
+      TaskState ds = rt_[d].state;
+      if (ds == TaskState::succeeded) continue;
+      if (is_terminal(ds)) doomed = true;
+      ++waiting;
+      extra_dependents_[d].push_back(id);
+    }
+    rt_[id].waiting_on = waiting;
+    if (doomed) {
+      cancel_unstarted(id, "a dependency did not succeed");
+    } else if (stopping_new_work()) {
+      cancel_unstarted(id, cancelling_ ? "run cancelled" : "not started: fail-fast");
+    } else if (waiting == 0) {
+      make_ready(id, Clock::now());
+    }
+    return id;
+  }
+
   Result<RunSummary> run(const RunState* previous) {
     started_ = Clock::now();
     const auto n = graph_.tasks.size();
+    base_count_ = n;
     rt_.assign(n, TaskRuntime{});
     progress_.total = static_cast<std::int64_t>(n);
     if (Status s = check_launchers(); !s.ok()) return s;
@@ -75,10 +138,15 @@ class Coordinator::Impl {
     }
     build_dependents();
     if (previous != nullptr) apply_previous(*previous);
+    if (options_.on_task_done && previous != nullptr) {
+      for (TaskId id = 0; id < n; ++id) {
+        if (rt_[id].state == TaskState::succeeded) skipped_.push_back(id);
+      }
+    }
     for (TaskId id = 0; id < n; ++id) {
       if (rt_[id].state != TaskState::pending) continue;
       std::uint32_t waiting = 0;
-      for (TaskId d : graph_.tasks[id].after) waiting += rt_[d].state != TaskState::succeeded;
+      for (TaskId d : spec_at(id).after) waiting += rt_[d].state != TaskState::succeeded;
       rt_[id].waiting_on = waiting;
     }
     auto now = Clock::now();
@@ -93,8 +161,9 @@ class Coordinator::Impl {
       if (!stopping_new_work()) dispatch();
       if (Status s = flush(); !s.ok()) return abort_run(s);
       launch_batch();
-      if (!events_.empty()) continue;  // launch failures to journal: go round again at once
-      if (terminal_ == n) break;
+      if (!events_.empty()) continue;     // launch failures to journal: go round again at once
+      if (run_done_handlers()) continue;  // they may have added ready work
+      if (terminal_ == rt_.size()) break;
       maybe_tick(Clock::now());
       wait_for_activity();
     }
@@ -129,26 +198,45 @@ class Coordinator::Impl {
   }
 
   void apply_previous(const RunState& previous) {
-    std::unordered_map<std::string_view, const TaskRecord*> by_name;
-    by_name.reserve(previous.tasks.size());
-    for (const auto& r : previous.tasks) by_name.emplace(r.name, &r);
+    previous_names_.reserve(previous.tasks.size());
+    for (const auto& r : previous.tasks) previous_names_.emplace(r.name, &r);
+    previous_by_name_ = &previous_names_;
     for (const auto& t : graph_.tasks) {
-      auto it = by_name.find(t.name);
-      if (it == by_name.end()) continue;
-      const TaskRecord& r = *it->second;
-      rt_[t.id].attempt = r.attempt;  // new attempts continue the numbering (logs are kept)
-      if (r.state == TaskState::succeeded && r.fingerprint == spec_fingerprint(t)) {
-        rt_[t.id].state = TaskState::succeeded;
-        ++terminal_;
-        ++progress_.skipped;
-        ++progress_.succeeded;
+      auto it = previous_names_.find(t.name);
+      if (it != previous_names_.end()) apply_record(t, *it->second);
+    }
+  }
+
+  // What an earlier session of the run says about task `t`.
+  void apply_record(const TaskSpec& t, const TaskRecord& r) {
+    rt_[t.id].attempt = r.attempt;  // new attempts continue the numbering (logs are kept)
+    if (r.state == TaskState::succeeded && r.fingerprint == spec_fingerprint(t)) {
+      rt_[t.id].state = TaskState::succeeded;
+      ++terminal_;
+      ++progress_.skipped;
+      ++progress_.succeeded;
+    }
+  }
+
+  // Runs the completion handler for tasks that ended (their final events are journaled by now)
+  // and for tasks skipped on resume. Returns whether it ran any.
+  bool run_done_handlers() {
+    if (!options_.on_task_done || (done_.empty() && skipped_.empty())) return false;
+    while (!done_.empty() || !skipped_.empty()) {
+      std::vector<TaskId> batch;
+      batch.swap(skipped_.empty() ? done_ : skipped_);
+      for (TaskId id : batch) {
+        // Copy out: a submission may grow added_ (stable) and rt_ (not stable).
+        TaskState outcome = rt_[id].state;
+        options_.on_task_done(spec_at(id), outcome, *this);
       }
     }
+    return true;
   }
 
   void make_ready(TaskId id, TimePoint now) {
     rt_[id].state = TaskState::ready;
-    queue_.on_ready(graph_.tasks[id], now);
+    queue_.on_ready(spec_at(id), now);
   }
 
   bool stopping_new_work() const { return cancelling_ || (options_.fail_fast && failed_for_good_); }
@@ -162,7 +250,7 @@ class Coordinator::Impl {
     while (true) {
       auto next = queue_.next(view);
       if (!next) return;
-      const TaskSpec& spec = graph_.tasks[*next];
+      const TaskSpec& spec = spec_at(*next);
       Launcher* launcher = launchers_[static_cast<std::size_t>(spec.kind)];
       std::size_t slot = slot_of_kind_[static_cast<std::size_t>(spec.kind)];
       if (launcher->in_flight() + placed_[slot] >= options_.max_in_flight_per_launcher) return;
@@ -227,7 +315,7 @@ class Coordinator::Impl {
     Status s = store_.append(run_id_, events_);
     if (!s.ok()) return s;
     if (observer_ != nullptr && observer_->wants_events()) {
-      for (const auto& e : events_) observer_->on_event(graph_.tasks[e.task], e);
+      for (const auto& e : events_) observer_->on_event(spec_at(e.task), e);
     }
     events_.clear();
     return {};
@@ -239,7 +327,7 @@ class Coordinator::Impl {
     launching_.swap(to_launch_);
     placed_.fill(0);
     for (TaskId id : launching_) {
-      const TaskSpec& spec = graph_.tasks[id];
+      const TaskSpec& spec = spec_at(id);
       auto& r = rt_[id];
       Launcher* launcher = launchers_[static_cast<std::size_t>(spec.kind)];
       fill_request(spec, r);
@@ -273,7 +361,7 @@ class Coordinator::Impl {
   void release(TaskId id) {
     auto& r = rt_[id];
     if (r.node >= 0) {
-      views_[r.node].free += graph_.tasks[id].total();
+      views_[r.node].free += spec_at(id).total();
       views_[r.node].running -= 1;
       r.node = -1;
       --progress_.running;
@@ -315,8 +403,12 @@ class Coordinator::Impl {
                                   : "exited with status " + std::to_string(u.exit_code);
         }
         break;
-      case UpdateKind::timed_out: outcome = TaskState::timed_out; break;
-      case UpdateKind::cancelled: outcome = TaskState::cancelled; break;
+      case UpdateKind::timed_out:
+        outcome = TaskState::timed_out;
+        break;
+      case UpdateKind::cancelled:
+        outcome = TaskState::cancelled;
+        break;
       case UpdateKind::lost:
         outcome = TaskState::failed;
         if (message.empty()) message = "lost by its launcher";
@@ -333,7 +425,7 @@ class Coordinator::Impl {
   // An attempt ended: succeed, retry, or fail for good.
   void finish_attempt(TaskId id, TaskState outcome, int code, const std::string& message,
                       TimePoint now) {
-    const TaskSpec& spec = graph_.tasks[id];
+    const TaskSpec& spec = spec_at(id);
     auto& r = rt_[id];
     bool can_retry = outcome != TaskState::succeeded && !stopping_new_work() &&
                      r.attempt <= static_cast<std::uint32_t>(spec.retries);
@@ -351,7 +443,7 @@ class Coordinator::Impl {
   void push_event(TaskId id, TaskState state, int code, std::string detail) {
     TaskEvent e;
     e.task = id;
-    e.name = graph_.tasks[id].name;
+    e.name = spec_at(id).name;
     e.attempt = rt_[id].attempt;
     e.state = state;
     e.time = wall_seconds_now();
@@ -364,17 +456,17 @@ class Coordinator::Impl {
   // A task reaches a terminal state.
   void finish(TaskId id, TaskState state, int code, const std::string& message, TimePoint now) {
     auto& r = rt_[id];
-    const TaskSpec& spec = graph_.tasks[id];
+    const TaskSpec& spec = spec_at(id);
     TimePoint started = r.attempt > 0 ? r.started : now;
     r.state = state;
     ++terminal_;
+    if (options_.on_task_done) done_.push_back(id);
     push_event(id, state, code, state == TaskState::succeeded ? std::string{} : message);
     queue_.on_finish(spec, state, now - started, now);
     switch (state) {
       case TaskState::succeeded: {
         ++progress_.succeeded;
-        for (auto i = dep_offsets_[id]; i < dep_offsets_[id + 1]; ++i) {
-          TaskId d = dep_targets_[i];
+        for_each_dependent(id, [&](TaskId d) {
           if (--rt_[d].waiting_on == 0 && rt_[d].state == TaskState::pending) {
             if (stopping_new_work()) {
               cancel_unstarted(d, cancelling_ ? "run cancelled" : "not started: fail-fast");
@@ -382,19 +474,22 @@ class Coordinator::Impl {
               make_ready(d, now);
             }
           }
-        }
+        });
         return;
       }
-      case TaskState::cancelled: ++progress_.cancelled; break;
+      case TaskState::cancelled:
+        ++progress_.cancelled;
+        break;
       default: {
         ++progress_.failed;
         failed_for_good_ = true;
-        failures_.push_back(FailedTask{
-            spec.name, state, message,
-            spec.kind == TaskKind::function
-                ? std::string{}
-                : log_path(options_.log_dir, spec.name, r.attempt, "err")});
-        if (options_.fail_fast) cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
+        failures_.push_back(
+            FailedTask{spec.name, state, message,
+                       spec.kind == TaskKind::function
+                           ? std::string{}
+                           : log_path(options_.log_dir, spec.name, r.attempt, "err")});
+        if (options_.fail_fast)
+          cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
         break;
       }
     }
@@ -407,6 +502,7 @@ class Coordinator::Impl {
     r.state = TaskState::cancelled;
     ++terminal_;
     ++progress_.cancelled;
+    if (options_.on_task_done) done_.push_back(id);
     push_event(id, TaskState::cancelled, 0, why);
   }
 
@@ -417,14 +513,27 @@ class Coordinator::Impl {
     while (!stack_.empty()) {
       TaskId u = stack_.back();
       stack_.pop_back();
-      for (auto i = dep_offsets_[u]; i < dep_offsets_[u + 1]; ++i) {
-        TaskId d = dep_targets_[i];
+      for_each_dependent(u, [&](TaskId d) {
         if (rt_[d].state == TaskState::pending) {
           cancel_unstarted(d, why);
           stack_.push_back(d);
         }
-      }
+      });
     }
+  }
+
+  // Calls f(d) for every task d that lists `id` in its `after`: the graph's own edges (CSR), then
+  // those of tasks submitted while running.
+  template <typename F>
+  void for_each_dependent(TaskId id, F&& f) {
+    if (id < base_count_) {
+      for (auto i = dep_offsets_[id]; i < dep_offsets_[id + 1]; ++i) f(dep_targets_[i]);
+    }
+    if (extra_dependents_.empty()) return;
+    auto it = extra_dependents_.find(id);
+    if (it == extra_dependents_.end()) return;
+    // f may submit nothing (handlers run later), so the list is stable while we walk it.
+    for (TaskId d : it->second) f(d);
   }
 
   void cancel_all_unstarted(const std::string& why) {
@@ -448,7 +557,7 @@ class Coordinator::Impl {
     // Every request (re)sends the cancel: launchers escalate to SIGKILL after their grace.
     for (TaskId id = 0; id < rt_.size(); ++id) {
       if (rt_[id].state == TaskState::running && rt_[id].launched) {
-        (void)launchers_[static_cast<std::size_t>(graph_.tasks[id].kind)]->cancel(rt_[id].handle);
+        (void)launchers_[static_cast<std::size_t>(spec_at(id).kind)]->cancel(rt_[id].handle);
       }
     }
   }
@@ -495,7 +604,7 @@ class Coordinator::Impl {
   Status abort_run(const Status& why) {
     for (TaskId id = 0; id < rt_.size(); ++id) {
       if (rt_[id].launched) {
-        (void)launchers_[static_cast<std::size_t>(graph_.tasks[id].kind)]->cancel(rt_[id].handle);
+        (void)launchers_[static_cast<std::size_t>(spec_at(id).kind)]->cancel(rt_[id].handle);
       }
     }
     auto give_up = Clock::now() + std::chrono::seconds(30);
@@ -541,6 +650,16 @@ class Coordinator::Impl {
   std::string default_workdir_;
 
   std::vector<TaskRuntime> rt_;
+  // Tasks submitted while running (ids from base_count_ on): a deque, so references to them stay
+  // valid for launchers that hold them.
+  std::size_t base_count_ = 0;
+  std::deque<TaskSpec> added_;
+  std::unordered_map<TaskId, std::vector<TaskId>> extra_dependents_;
+  std::unordered_set<std::string_view> names_;  // built on the first submission
+  std::unordered_map<std::string_view, const TaskRecord*> previous_names_;
+  const std::unordered_map<std::string_view, const TaskRecord*>* previous_by_name_ = nullptr;
+  std::vector<TaskId> done_;     // ended since the handlers last ran
+  std::vector<TaskId> skipped_;  // succeeded in an earlier session (resume)
   std::vector<std::uint32_t> dep_offsets_;
   std::vector<TaskId> dep_targets_;
   std::vector<TaskEvent> events_;
@@ -571,6 +690,8 @@ Coordinator::Coordinator(const WorkflowGraph& graph, StateStore& store, std::str
 
 Coordinator::~Coordinator() = default;
 
-Result<RunSummary> Coordinator::run(const RunState* previous) { return impl_->run(previous); }
+Result<RunSummary> Coordinator::run(const RunState* previous) {
+  return impl_->run(previous);
+}
 
 }  // namespace chorus

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,22 @@ namespace chorus {
 // Which launcher runs each TaskKind (indexed by the enum's value); nullptr = kind not supported.
 using LauncherTable = std::array<Launcher*, 4>;
 
+// Lets a completion handler add work to the running workflow (see CoordinatorOptions).
+class TaskSubmitter {
+ public:
+  virtual ~TaskSubmitter() = default;
+  // Adds a task; `after` may name any task of the run (earlier or added). Its id is returned.
+  // Errors: invalid_argument for an empty or duplicate name, an unknown dependency, or a kind
+  // this run cannot launch.
+  virtual Result<TaskId> submit(TaskSpec spec) = 0;
+};
+
+// Called on the coordinator's thread once a task's final state is journaled; may submit tasks.
+// On resume it is also called, in task order, for every task skipped as already succeeded, so a
+// workflow that grows from its results grows the same way again.
+using TaskDoneHandler =
+    std::function<void(const TaskSpec& task, TaskState outcome, TaskSubmitter& submitter)>;
+
 struct CoordinatorOptions {
   std::string log_dir;  // absolute; task stdout/stderr go to <log_dir>/<task>.<attempt>.{out,err}
   bool fail_fast = false;  // after the first task fails for good, start nothing new
@@ -35,6 +52,7 @@ struct CoordinatorOptions {
   // Most tasks of one launcher handed over at once (its queue depth); bounds how many tasks a
   // launcher that queues internally (the function pool) holds as "running".
   std::size_t max_in_flight_per_launcher = 4096;
+  TaskDoneHandler on_task_done;  // optional: dynamic work
 };
 
 struct FailedTask {

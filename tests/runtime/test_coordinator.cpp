@@ -130,13 +130,12 @@ TEST_CASE("Runtime.Coordinator.ResumeSkipsTasksThatSucceededWithSameSpec") {
   bool b_ok = false;
   WorkflowGraph g;
   auto a = g.add(function_task("a", [&] { ++a_calls; }));
-  g.add(function_task(
-      "b",
-      [&]() -> Status {
-        ++b_calls;
-        return b_ok ? Status{} : invalid_argument("not yet");
-      },
-      {a}));
+  g.add(function_task("b",
+                      [&]() -> Status {
+                        ++b_calls;
+                        return b_ok ? Status{} : invalid_argument("not yet");
+                      },
+                      {a}));
   auto first = h.run_graph(g);
   REQUIRE(first.ok());
   CHECK(first->status == RunStatus::failed);
@@ -225,7 +224,8 @@ TEST_CASE("Runtime.Coordinator.CancelTokenCancelsWhatHasNotRun") {
   });
   first.per_rank.cores = 2;
   auto f = g.add(std::move(first));
-  for (int i = 0; i < 5; ++i) g.add(function_task("after" + std::to_string(i), [&] { ++ran; }, {f}));
+  for (int i = 0; i < 5; ++i)
+    g.add(function_task("after" + std::to_string(i), [&] { ++ran; }, {f}));
   auto s = h.run_graph(g, nullptr, &cancel);
   REQUIRE(s.ok());
   CHECK(s->status == RunStatus::cancelled);
@@ -234,4 +234,98 @@ TEST_CASE("Runtime.Coordinator.CancelTokenCancelsWhatHasNotRun") {
   // saw the request before its completion, cancelled (it ran to the end either way).
   CHECK(s->progress.succeeded + s->progress.cancelled == 6);
   CHECK(s->progress.cancelled >= 5);
+}
+
+namespace {
+
+// A workflow that grows from its results: round k submits round k+1 until round 5; round 3 fails
+// while `fail_round_3` is set.
+struct Rounds {
+  std::atomic<int> runs[6] = {};
+  bool fail_round_3 = true;
+
+  TaskSpec round(int k) {
+    return function_task("round-" + std::to_string(k), [this, k]() -> Status {
+      ++runs[k];
+      if (k == 3 && fail_round_3) return invalid_argument("diverged");
+      return {};
+    });
+  }
+
+  TaskDoneHandler handler() {
+    return [this](const TaskSpec& task, TaskState outcome, TaskSubmitter& submitter) {
+      if (outcome != TaskState::succeeded) return;
+      int k = std::stoi(task.name.substr(6));
+      if (k < 5) {
+        TaskSpec next = round(k + 1);
+        next.after = {task.id};
+        REQUIRE(submitter.submit(std::move(next)).ok());
+      }
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Runtime.Coordinator.CompletionHandlersGrowTheWorkflowAndResumeRegrowsIt") {
+  Harness h;
+  Rounds rounds;
+  WorkflowGraph g;
+  g.add(rounds.round(0));
+  LauncherTable launchers{};
+  launchers[static_cast<std::size_t>(TaskKind::function)] = &h.pool;
+  CoordinatorOptions options;
+  options.log_dir = h.dir.path();
+  options.on_task_done = rounds.handler();
+  {
+    FifoQueue queue;
+    Coordinator c(g, *h.store, h.run.id, {h.node}, queue, h.placement, launchers, options);
+    auto s = c.run(nullptr);
+    REQUIRE(s.ok());
+    CHECK(s->status == RunStatus::failed);
+    CHECK(s->progress.total == 4);  // rounds 0-3 were submitted; round 3 failed
+    CHECK(s->progress.succeeded == 3);
+  }
+  rounds.fail_round_3 = false;
+  auto previous = h.store->replay(h.run.id).value();
+  FifoQueue queue;
+  Coordinator again(g, *h.store, h.run.id, {h.node}, queue, h.placement, launchers, options);
+  auto s = again.run(&previous);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::succeeded);
+  CHECK(s->progress.total == 6);
+  CHECK(s->progress.skipped == 3);  // rounds 0-2 regrown from the handler, not rerun
+  for (int k = 0; k < 3; ++k) CHECK(rounds.runs[k] == 1);
+  CHECK(rounds.runs[3] == 2);
+  CHECK(rounds.runs[4] == 1);
+  CHECK(rounds.runs[5] == 1);
+}
+
+TEST_CASE("Runtime.Coordinator.SubmitRejectsDuplicatesAndUnknownDependencies") {
+  Harness h;
+  std::vector<Status> errors;
+  WorkflowGraph g;
+  g.add(function_task("seed", [] {}));
+  LauncherTable launchers{};
+  launchers[static_cast<std::size_t>(TaskKind::function)] = &h.pool;
+  CoordinatorOptions options;
+  options.log_dir = h.dir.path();
+  options.on_task_done = [&](const TaskSpec& t, TaskState, TaskSubmitter& submitter) {
+    if (t.name != "seed") return;
+    errors.push_back(submitter.submit(function_task("seed", [] {})).status());
+    auto bad = function_task("orphan", [] {});
+    bad.after = {999};
+    errors.push_back(submitter.submit(std::move(bad)).status());
+    auto exe = command_task("exe", {"/bin/true"});  // no executable launcher in this run
+    errors.push_back(submitter.submit(std::move(exe)).status());
+  };
+  FifoQueue queue;
+  Coordinator c(g, *h.store, h.run.id, {h.node}, queue, h.placement, launchers, options);
+  auto s = c.run(nullptr);
+  REQUIRE(s.ok());
+  REQUIRE(errors.size() == 3);
+  CHECK(errors[0].message().find("already exists") != std::string::npos);
+  CHECK(errors[1].message().find("unknown task id 999") != std::string::npos);
+  CHECK(errors[2].message().find("cannot launch") != std::string::npos);
+  CHECK(s->progress.total == 1);
 }
