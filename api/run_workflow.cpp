@@ -111,9 +111,12 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   run.total_tasks = static_cast<std::int64_t>(graph.tasks.size());
   run.coordinator_pid = getpid();
   run.host = host_name();
-  NodeInfo node = local_node_info();
-  if (options.oversubscribe) node.capacity.cores = INT_MAX / 4;
-  run.nodes = {node};
+  std::vector<NodeInfo> nodes = options.nodes;
+  if (nodes.empty()) nodes = {local_node_info()};
+  if (options.oversubscribe) {
+    for (auto& n : nodes) n.capacity.cores = INT_MAX / 4;
+  }
+  run.nodes = nodes;
   if (options.resume_run.empty()) {
     auto created = (*store)->create_run(run);
     if (!created.ok()) return created.status();
@@ -132,16 +135,18 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
       options.function_threads > 0 ? options.function_threads : local_node_info().capacity.cores;
   InprocLauncher inproc(static_cast<std::size_t>(threads));
   LauncherTable launchers{};
-  launchers[static_cast<std::size_t>(TaskKind::executable)] = &local;
+  launchers[static_cast<std::size_t>(TaskKind::executable)] =
+      options.executable_launcher != nullptr ? options.executable_launcher : &local;
   launchers[static_cast<std::size_t>(TaskKind::function)] = &inproc;
   MpiLauncher mpi(std::make_unique<MpirunCommand>(), LocalLauncherOptions{options.kill_grace});
-  launchers[static_cast<std::size_t>(TaskKind::mpi)] = &mpi;
+  launchers[static_cast<std::size_t>(TaskKind::mpi)] =
+      options.mpi_launcher != nullptr ? options.mpi_launcher : &mpi;
 
   CoordinatorOptions copts;
   copts.log_dir = outcome.log_dir;
   copts.fail_fast = options.fail_fast;
   copts.on_task_done = options.on_task_done;
-  Coordinator coordinator(graph, **store, run.id, {node}, **queue, **placement, launchers, copts,
+  Coordinator coordinator(graph, **store, run.id, nodes, **queue, **placement, launchers, copts,
                           options.cancel, options.observer);
   auto summary = coordinator.run(previous.ok() ? &*previous : nullptr);
 

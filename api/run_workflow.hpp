@@ -5,7 +5,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "adapters/launcher.hpp"
+#include "core/node_info.hpp"
 #include "core/workflow_graph.hpp"
 #include "runtime/cancel_token.hpp"
 #include "runtime/coordinator.hpp"
@@ -29,6 +32,14 @@ struct RunOptions {
   // Dynamic work: called when a task ends (and on resume for tasks skipped as done); it may
   // submit new tasks to the running workflow. See runtime/coordinator.hpp.
   TaskDoneHandler on_task_done;
+  // Where tasks may run: empty = this machine alone; else these nodes (a Slurm allocation's),
+  // which placement sees and the journal records. Launchers must then run tasks on
+  // LaunchRequest::node.
+  std::vector<NodeInfo> nodes;
+  // Launchers for executable and MPI tasks (not owned; they must outlive the call); null = the
+  // local defaults (a LocalLauncher, an MpiLauncher over mpirun).
+  Launcher* executable_launcher = nullptr;
+  Launcher* mpi_launcher = nullptr;
 };
 
 struct RunOutcome {

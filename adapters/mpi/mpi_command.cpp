@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace chorus {
 
 MpirunCommand::MpirunCommand(std::string mpirun, std::vector<std::string> extra_args)
@@ -29,6 +31,58 @@ KeyValues MpirunCommand::env() const {
     env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT", "1");
     env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
   }
+  return env;
+}
+
+}  // namespace chorus
+
+namespace chorus {
+
+SrunMpiCommand::SrunMpiCommand(std::string srun) : srun_(std::move(srun)) {}
+
+std::vector<std::string> SrunMpiCommand::argv_on(const TaskSpec& spec,
+                                                 const std::string& node) const {
+  std::vector<std::string> out{
+      srun_,
+      "--mpi=pmix",
+      "--nodes=1",
+      "--ntasks=" + std::to_string(spec.ranks),
+      "--cpus-per-task=" + std::to_string(std::max(1, spec.per_rank.cores)),
+      "--nodelist=" + node,
+      "--exclusive",
+      "--quiet",
+      "--kill-on-bad-exit=1",
+      "--job-name=" + spec.name};
+  if (spec.per_rank.memory_mb > 0) {
+    out.push_back("--mem=" + std::to_string(spec.total().memory_mb) + "M");
+  }
+  if (spec.cmd.uses_shell()) {
+    out.insert(out.end(), {"/bin/sh", "-c", spec.cmd.shell});
+  } else {
+    out.insert(out.end(), spec.cmd.argv.begin(), spec.cmd.argv.end());
+  }
+  return out;
+}
+
+std::vector<std::string> SrunMpiCommand::argv(const TaskSpec& spec) const {
+  // The node is known only at launch: a shell substitutes $CHORUS_NODE and execs srun, whose
+  // arguments follow as "$@" (never re-split or re-quoted).
+  std::vector<std::string> args = argv_on(spec, "");
+  std::erase(args, std::string("--nodelist="));
+  std::vector<std::string> out{"/bin/sh", "-c", "exec \"$0\" --nodelist=\"$CHORUS_NODE\" \"$@\""};
+  out.insert(out.end(), args.begin(), args.end());  // args[0] (srun) becomes the shell's $0
+  return out;
+}
+
+KeyValues SrunMpiCommand::env() const {
+  KeyValues env;
+  if (geteuid() == 0) {
+    env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+  }
+  env.emplace_back("OMPI_MCA_btl", "self,tcp");
+  env.emplace_back("OMPI_MCA_btl_tcp_if_include", "lo");
+  env.emplace_back("OMPI_MCA_oob_tcp_if_include", "lo");
   return env;
 }
 

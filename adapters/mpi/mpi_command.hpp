@@ -35,3 +35,24 @@ class MpirunCommand final : public MpiCommand {
 };
 
 }  // namespace chorus
+
+namespace chorus {
+
+// srun --mpi=pmix inside a Slurm allocation: all ranks of the task on ONE node, the one placement
+// chose. MpiCommand::argv() is not told the node, so argv() starts a shell that passes the node
+// the coordinator exports to every task ($CHORUS_NODE) as --nodelist; argv_on() is the plain
+// command for a known node. env() carries Open MPI's settings for virtual Slurm nodes sharing
+// one host (TCP over loopback only: the shared-memory transport collides across them).
+class SrunMpiCommand final : public MpiCommand {
+ public:
+  explicit SrunMpiCommand(std::string srun = "srun");
+  std::vector<std::string> argv(const TaskSpec& spec) const override;
+  KeyValues env() const override;
+  // srun --mpi=pmix --nodes=1 --ntasks=R --cpus-per-task=C --nodelist=NODE ... <command>
+  std::vector<std::string> argv_on(const TaskSpec& spec, const std::string& node) const;
+
+ private:
+  std::string srun_;
+};
+
+}  // namespace chorus

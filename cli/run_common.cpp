@@ -1,0 +1,151 @@
+#include "cli/run_common.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/workflow_input.hpp"
+
+namespace chorus::cli {
+namespace {
+
+CancelToken* g_cancel = nullptr;
+
+extern "C" void on_interrupt(int) {
+  if (g_cancel != nullptr) g_cancel->request();
+}
+
+}  // namespace
+
+std::string tail_of(const std::string& path, int max_lines) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  std::streamoff size = in.tellg();
+  std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(from);
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  // Walk back over `max_lines` newlines; the tail starts after the last one found.
+  std::size_t start = text.size();
+  for (int n = 0; n < max_lines && start > 0; ++n) {
+    std::size_t nl = text.rfind('\n', start - 1);
+    if (nl == std::string::npos) {
+      start = 0;
+      break;
+    }
+    start = nl;
+  }
+  return start == 0 ? text : text.substr(start + 1);
+}
+
+bool resolve_resume(std::string& file, std::string& resume, bool resume_given,
+                    const std::string& state_dir) {
+  if (!resume_given) return true;
+  // `chorus run --resume wf.yaml` — CLI11 hands the file to --resume; take it back.
+  if (file.empty() && (resume.ends_with(".yaml") || resume.ends_with(".yml")) &&
+      std::filesystem::exists(resume)) {
+    file = resume;
+    resume.clear();
+  }
+  auto store = open_sqlite_store(journal_path(resolve_state_dir(state_dir)));
+  if (!store.ok()) {
+    print_error(store.status().message());
+    return false;
+  }
+  if (resume.empty()) {
+    if (file.empty()) {
+      print_error("--resume needs a run id or the workflow file");
+      return false;
+    }
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(file, ec).lexically_normal().string();
+    auto run = (*store)->latest_run_of(abs);
+    if (!run.ok()) {
+      print_error("no earlier run of " + file + " to resume (" + run.status().message() + ")");
+      return false;
+    }
+    resume = run->id;
+    return true;
+  }
+  auto run = (*store)->find_run(resume);
+  if (!run.ok()) {
+    print_error(run.status().message());
+    return false;
+  }
+  resume = run->id;
+  if (file.empty()) {
+    if (run->workflow_path.empty()) {
+      print_error("run '" + run->id + "' was not started from a file; give the workflow file");
+      return false;
+    }
+    file = run->workflow_path;
+  }
+  return true;
+}
+
+void handle_interrupts(CancelToken* cancel) {
+  g_cancel = cancel;
+  if (cancel == nullptr) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+int finish_run(const Result<RunOutcome>& outcome, OutputMode mode, const std::string& command) {
+  if (!outcome.ok()) {
+    print_error(outcome.status().message());
+    return outcome.status().code() == ErrorCode::invalid_argument ? kExitBadInput : kExitError;
+  }
+  const auto& s = outcome->summary;
+  const auto& p = s.progress;
+  if (mode != OutputMode::json) {
+    double ran = static_cast<double>(p.done() - p.skipped);
+    std::fprintf(
+        stderr,
+        "%s: %s — %lld tasks: %lld succeeded%s, %lld failed, %lld cancelled in %s (%.1f tasks/s)\n",
+        outcome->run.id.c_str(), to_string(s.status), static_cast<long long>(p.total),
+        static_cast<long long>(p.succeeded),
+        p.skipped > 0 ? (" (" + std::to_string(p.skipped) + " from earlier sessions)").c_str() : "",
+        static_cast<long long>(p.failed), static_cast<long long>(p.cancelled),
+        format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(p.elapsed_s * 1e9)))
+            .c_str(),
+        p.elapsed_s > 0 ? ran / p.elapsed_s : 0.0);
+    std::size_t shown = 0;
+    for (const auto& f : s.failures) {
+      if (++shown > 10) {
+        std::fprintf(stderr, "... and %zu more failed tasks (chorus status %s)\n",
+                     s.failures.size() - 10, outcome->run.id.c_str());
+        break;
+      }
+      std::fprintf(stderr, "\n%s %s: %s\n", f.name.c_str(), to_string(f.state), f.message.c_str());
+      if (!f.stderr_path.empty()) {
+        std::string tail = tail_of(f.stderr_path, 10);
+        if (!tail.empty()) std::fprintf(stderr, "  stderr (last lines):\n%s\n", tail.c_str());
+        std::fprintf(stderr, "  full output: chorus logs %s '%s'\n", outcome->run.id.c_str(),
+                     f.name.c_str());
+      }
+    }
+    if (s.status == RunStatus::cancelled || s.status == RunStatus::failed) {
+      std::fprintf(stderr, "resume with: %s --resume %s\n", command.c_str(),
+                   outcome->run.id.c_str());
+    }
+  }
+  switch (s.status) {
+    case RunStatus::succeeded:
+      return kExitOk;
+    case RunStatus::cancelled:
+      return kExitCancelled;
+    default:
+      return kExitTasksFailed;
+  }
+}
+
+}  // namespace chorus::cli

@@ -1,0 +1,28 @@
+// What `chorus run` and `chorus launch` share: finding the run to resume, Ctrl-C handling, and
+// the closing summary (failures with their stderr tails) and exit status.
+#pragma once
+
+#include <string>
+
+#include "api/run_workflow.hpp"
+#include "cli/progress_printer.hpp"
+
+namespace chorus::cli {
+
+// The last `max_lines` lines of a file (for showing a failed task's stderr); "" if unreadable.
+std::string tail_of(const std::string& path, int max_lines);
+
+// Works out which run to resume (`resume`: an id, a prefix, or empty = the latest run of `file`)
+// and which file to read (empty `file`: the run's own). Errors are printed; returns false then.
+// Does nothing unless `resume_given`.
+bool resolve_resume(std::string& file, std::string& resume, bool resume_given,
+                    const std::string& state_dir);
+
+// SIGINT/SIGTERM/SIGHUP request `cancel` (until the next call with nullptr); SIGPIPE ignored.
+void handle_interrupts(CancelToken* cancel);
+
+// Prints the summary (unless json) and returns the exit status; `command` is what resumes the
+// run ("chorus run").
+int finish_run(const Result<RunOutcome>& outcome, OutputMode mode, const std::string& command);
+
+}  // namespace chorus::cli

@@ -1,0 +1,130 @@
+// `chorus launch` inside a REAL Slurm allocation (tests/slurm/cluster.sh): tasks placed across the
+// allocation's nodes, each run as an srun step on the node chosen; an MPI task via srun --mpi=pmix.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "runtime/store/state_store.hpp"
+#include "support/process.hpp"
+
+using namespace chorus::test;
+
+namespace {
+
+std::string cluster_dir() {
+  const char* d = std::getenv("CHORUS_SLURM_DIR");
+  return d != nullptr && *d != '\0' ? d : "/tmp/chorus-slurm";
+}
+
+// Starts the cluster unless it runs (and stops it at exit then); points SLURM_CONF at it.
+class Cluster {
+ public:
+  static Cluster& get() {
+    static Cluster cluster;
+    return cluster;
+  }
+
+ private:
+  Cluster() {
+    const std::string script = source_dir() + "/tests/slurm/cluster.sh";
+    started_here_ = run_process({script, "status"}, "/").exit_code != 0;
+    auto start = run_process({script, "start"}, "/");
+    INFO(start.out, start.err);
+    REQUIRE_MESSAGE(start.exit_code == 0, "tests/slurm/cluster.sh start failed");
+    setenv("SLURM_CONF", (cluster_dir() + "/etc/slurm.conf").c_str(), 1);
+  }
+  ~Cluster() {
+    if (started_here_) run_process({source_dir() + "/tests/slurm/cluster.sh", "stop"}, "/");
+  }
+  bool started_here_ = false;
+};
+
+// sbatch's job id ("Submitted batch job 12"), 0 if none.
+unsigned job_id_of(const std::string& out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(R"(Submitted batch job (\d+))"))) return 0;
+  return static_cast<unsigned>(std::stoul(m[1]));
+}
+
+// The job's state from squeue ("" once Slurm forgot it; MinJobAge keeps it 300 s).
+std::string squeue_state(unsigned job) {
+  auto r = run_process({"squeue", "-h", "-t", "all", "-j", std::to_string(job), "-o", "%T"}, "/");
+  std::string s = r.out;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("Slurm.Launch.TasksRunAsStepsOnEveryNodeOfTheAllocation") {
+  Cluster::get();
+  TempDir dir;
+  std::string tasks;
+  for (int i = 0; i < 8; ++i) {
+    tasks += "  - name: t" + std::to_string(i) +
+             "\n    cores: 2\n    command: 'sleep 1; echo \"$SLURMD_NODENAME\" > t" +
+             std::to_string(i) + ".node'\n";
+  }
+  tasks += "  - name: hello\n    kind: mpi\n    ranks: 2\n    command: [\"" + binary_dir() +
+           "/tests/mpi_hello\"]\n";
+  write_file(dir / "wf.yaml", "name: spread\ntasks:\n" + tasks);
+
+  // --exclusive: a plain -N 2 gets one CPU per node, where a 2-core task can never run.
+  auto sub = run_process({"sbatch", "-N", "2", "--exclusive", "-t", "5:00", "-o", "job.out",
+                          "--wrap", chorus_bin() + " launch wf.yaml --state " + (dir / "st")},
+                         dir.path());
+  INFO(sub.out, sub.err);
+  unsigned job = job_id_of(sub.out);
+  REQUIRE(job > 0);
+  std::string state;
+  bool ended = eventually(
+      [&] {
+        state = squeue_state(job);
+        return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" ||
+               state == "TIMEOUT" || state == "NODE_FAIL";
+      },
+      120);
+  INFO("state: ", state, "\njob output:\n", read_file(dir / "job.out"));
+  REQUIRE(ended);
+  CHECK(state == "COMPLETED");
+
+  // Every task ran on a node of the allocation, and both nodes were used.
+  std::set<std::string> nodes;
+  for (int i = 0; i < 8; ++i) {
+    auto lines = read_lines(dir / ("t" + std::to_string(i) + ".node"));
+    REQUIRE(lines.size() == 1);
+    CHECK(std::regex_match(lines[0], std::regex("n[1-4]")));
+    nodes.insert(lines[0]);
+  }
+  CHECK(nodes.size() == 2);
+
+  // The journal: the run succeeded, on the allocation's two nodes.
+  auto store = chorus::open_sqlite_store(dir / "st/chorus.db");
+  REQUIRE(store.ok());
+  auto run = (*store)->latest_run_of(std::filesystem::path(dir / "wf.yaml").string());
+  REQUIRE(run.ok());
+  CHECK(run->status == chorus::RunStatus::succeeded);
+  REQUIRE(run->nodes.size() == 2);
+  for (const auto& n : run->nodes) CHECK(nodes.count(n.name) == 1);
+
+  // The MPI task's two ranks formed one world of size 2.
+  auto logs = run_process({chorus_bin(), "logs", "--state", dir / "st", run->id, "hello"},
+                          dir.path());
+  INFO(logs.out, logs.err);
+  CHECK(logs.out.find("rank 0 of 2") != std::string::npos);
+  CHECK(logs.out.find("rank 1 of 2") != std::string::npos);
+}
+
+TEST_CASE("Slurm.Launch.OutsideAnAllocationExits2") {
+  TempDir dir;
+  write_file(dir / "wf.yaml", "name: x\ntasks:\n  - name: a\n    command: 'true'\n");
+  unsetenv("SLURM_JOB_ID");
+  auto r = run_chorus({"launch", "wf.yaml"}, dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("chorus launch runs inside a Slurm allocation (SLURM_JOB_ID is not set); use "
+                   "chorus run here or chorus submit --slurm") != std::string::npos);
+  CHECK(!file_exists(dir / ".chorus/chorus.db"));
+}
