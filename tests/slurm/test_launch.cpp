@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "adapters/mpi/mpi_command.hpp"
+#include "adapters/slurm/srun_launcher.hpp"
 #include "runtime/store/state_store.hpp"
 #include "support/process.hpp"
 
@@ -111,8 +113,8 @@ TEST_CASE("Slurm.Launch.TasksRunAsStepsOnEveryNodeOfTheAllocation") {
   for (const auto& n : run->nodes) CHECK(nodes.count(n.name) == 1);
 
   // The MPI task's two ranks formed one world of size 2.
-  auto logs = run_process({chorus_bin(), "logs", "--state", dir / "st", run->id, "hello"},
-                          dir.path());
+  auto logs =
+      run_process({chorus_bin(), "logs", "--state", dir / "st", run->id, "hello"}, dir.path());
   INFO(logs.out, logs.err);
   CHECK(logs.out.find("rank 0 of 2") != std::string::npos);
   CHECK(logs.out.find("rank 1 of 2") != std::string::npos);
@@ -127,4 +129,38 @@ TEST_CASE("Slurm.Launch.OutsideAnAllocationExits2") {
   CHECK(r.err.find("chorus launch runs inside a Slurm allocation (SLURM_JOB_ID is not set); use "
                    "chorus run here or chorus submit --slurm") != std::string::npos);
   CHECK(!file_exists(dir / ".chorus/chorus.db"));
+}
+
+TEST_CASE("Slurm.Launch.StepCommandsNameTheNodeAndCores") {
+  chorus::TaskSpec spec;
+  spec.name = "t";
+  spec.per_rank.cores = 2;
+  spec.cmd.shell = "echo hi";
+  auto argv = chorus::srun_step_argv(spec, "n3");
+  std::vector<std::string> want{
+      "srun",          "--nodes=1",   "--ntasks=1", "--cpus-per-task=2",
+      "--nodelist=n3", "--exclusive", "--quiet",    "--kill-on-bad-exit=1",
+      "--job-name=t",  "/bin/sh",     "-c",         "echo hi"};
+  CHECK(argv == want);
+
+  // MPI: the node comes from $CHORUS_NODE at launch; the shell passes it before the command.
+  spec.kind = chorus::TaskKind::mpi;
+  spec.ranks = 2;
+  spec.per_rank.cores = 1;
+  spec.cmd.shell.clear();
+  spec.cmd.argv = {"./hello", "a b"};
+  chorus::SrunMpiCommand mpi;
+  auto shown = run_process(
+      [&] {
+        std::vector<std::string> a = mpi.argv(spec);
+        a[3] = "echo";  // print what srun would be given
+        return a;
+      }(),
+      "/", {{"CHORUS_NODE", "n2"}});
+  CHECK(shown.out ==
+        "--nodelist=n2 --mpi=pmix --nodes=1 --ntasks=2 --cpus-per-task=1 --exclusive --quiet "
+        "--kill-on-bad-exit=1 --job-name=t ./hello a b\n");
+  bool lo_only = false;
+  for (const auto& [k, v] : mpi.env()) lo_only |= k == "OMPI_MCA_btl_tcp_if_include" && v == "lo";
+  CHECK(lo_only);
 }
