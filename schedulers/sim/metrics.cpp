@@ -7,7 +7,7 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "schedulers/sim/json_value.hpp"
+#include "schedulers/sim/json_text.hpp"
 
 namespace chorus::sim {
 namespace {

@@ -1,5 +1,6 @@
 #include "schedulers/sim/workload_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -9,11 +10,85 @@
 #include <sstream>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "core/text.hpp"
-#include "schedulers/sim/json_value.hpp"
+#include "schedulers/sim/json_text.hpp"
 
 namespace chorus::sim {
 namespace {
+
+// Members in file order, so that the first offending key is the one reported.
+using Json = nlohmann::ordered_json;
+
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// Finds the token a SAX parse stops at; used only for the errors whose exception carries no
+// offset (nlohmann's out_of_range 406, a number too large for a double).
+class ErrorLocator final : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  // `position` is the number of bytes read, the whole offending token included.
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception&) override {
+    token_offset_ = position - std::min(position, last_token.size());
+    return false;
+  }
+  std::size_t token_offset() const { return token_offset_; }
+
+ private:
+  std::size_t token_offset_ = 0;
+};
+
+// Errors: invalid_argument "<source>:<line>:<col>: <nlohmann's reason>".
+Result<Json> parse_json(std::string_view text, const std::string& source) {
+  std::size_t offset = 0;  // 0-based, of the offending byte or token
+  std::string what;
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // e.byte counts the bytes read, the offending one included.
+    offset = e.byte > 0 ? e.byte - 1 : 0;
+    what = e.what();
+  } catch (const Json::exception& e) {
+    ErrorLocator locator;
+    Json::sax_parse(text, &locator);
+    offset = locator.token_offset();
+    what = e.what();
+  }
+  // nlohmann's text is "[json.exception.<kind>.<id>] [parse error at line L, column C: ]why".
+  std::size_t cut = what.find("] ");
+  cut = cut == std::string::npos ? 0 : cut + 2;
+  if (what.compare(cut, 11, "parse error") == 0) {
+    std::size_t colon = what.find(": ", cut);
+    cut = colon == std::string::npos ? cut : colon + 2;
+  }
+  auto [line, column] = line_column(text, offset);
+  return invalid_argument(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                          ": " + what.substr(cut));
+}
 
 Result<SizeClass> parse_size(std::string_view s) {
   if (s == "small") return SizeClass::small;
@@ -28,24 +103,23 @@ Status unknown_key(const std::string& where, const std::string& key,
                           "; known: " + join(known));
 }
 
-Result<double> number_at(const JsonValue& v, const std::string& where) {
+Result<double> number_at(const Json& v, const std::string& where) {
   if (!v.is_number()) return invalid_argument(where + " must be a number");
-  return v.as_number();
+  return v.get<double>();
 }
 
-Result<int> int_at(const JsonValue& v, const std::string& where) {
-  if (!v.is_number() || v.as_number() != std::floor(v.as_number()) ||
-      std::abs(v.as_number()) > 1e9) {
+Result<int> int_at(const Json& v, const std::string& where) {
+  double d = v.is_number() ? v.get<double>() : 0.5;
+  if (d != std::floor(d) || std::abs(d) > 1e9)
     return invalid_argument(where + " must be an integer");
-  }
-  return static_cast<int>(v.as_number());
+  return static_cast<int>(d);
 }
 
-Status read_task(const JsonValue& v, const std::string& where, SimTask& task) {
+Status read_task(const Json& v, const std::string& where, SimTask& task) {
   static const std::vector<std::string> keys = {"runtime", "cores", "after"};
   if (!v.is_object()) return invalid_argument(where + " must be an object");
   bool has_runtime = false;
-  for (const auto& [k, val] : v.as_object()) {
+  for (const auto& [k, val] : v.items()) {
     if (k == "runtime") {
       auto r = number_at(val, where + ".runtime");
       if (!r.ok()) return r.status();
@@ -58,7 +132,7 @@ Status read_task(const JsonValue& v, const std::string& where, SimTask& task) {
     } else if (k == "after") {
       if (!val.is_array())
         return invalid_argument(where + ".after must be an array of task indices");
-      for (const auto& a : val.as_array()) {
+      for (const auto& a : val) {
         auto i = int_at(a, where + ".after[]");
         if (!i.ok()) return i.status();
         if (*i < 0) return invalid_argument(where + ".after has a negative index");
@@ -72,20 +146,21 @@ Status read_task(const JsonValue& v, const std::string& where, SimTask& task) {
   return {};
 }
 
-Status read_job(const JsonValue& v, const std::string& where, SimJob& job) {
+Status read_job(const Json& v, const std::string& where, SimJob& job) {
   static const std::vector<std::string> keys = {"id",      "user",           "class",     "size",
                                                 "arrival", "after_previous", "divisible", "tasks"};
   if (!v.is_object()) return invalid_argument(where + " must be an object");
   bool has_arrival = false;
-  for (const auto& [k, val] : v.as_object()) {
+  for (const auto& [k, val] : v.items()) {
     std::string at = where + "." + k;
     if (k == "id" || k == "user" || k == "class" || k == "size") {
       if (!val.is_string()) return invalid_argument(at + " must be a string");
-      if (k == "id") job.id = val.as_string();
-      if (k == "user") job.user = val.as_string();
-      if (k == "class") job.job_class = val.as_string();
+      const auto& text = val.get_ref<const std::string&>();
+      if (k == "id") job.id = text;
+      if (k == "user") job.user = text;
+      if (k == "class") job.job_class = text;
       if (k == "size") {
-        auto s = parse_size(val.as_string());
+        auto s = parse_size(text);
         if (!s.ok()) return invalid_argument(at + ": " + s.status().message());
         job.size = *s;
       }
@@ -95,28 +170,25 @@ Status read_job(const JsonValue& v, const std::string& where, SimJob& job) {
       job.arrival_s = *a;
       has_arrival = true;
     } else if (k == "after_previous" || k == "divisible") {
-      if (!val.is_bool()) return invalid_argument(at + " must be true or false");
-      (k == "divisible" ? job.divisible : job.after_previous) = val.as_bool();
+      if (!val.is_boolean()) return invalid_argument(at + " must be true or false");
+      (k == "divisible" ? job.divisible : job.after_previous) = val.get<bool>();
     } else if (k == "tasks") {
       if (val.is_array()) {
-        for (std::size_t i = 0; i < val.as_array().size(); ++i) {
+        for (std::size_t i = 0; i < val.size(); ++i) {
           SimTask t;
-          if (Status s = read_task(val.as_array()[i], at + "[" + std::to_string(i) + "]", t);
-              !s.ok()) {
+          if (Status s = read_task(val[i], at + "[" + std::to_string(i) + "]", t); !s.ok()) {
             return s;
           }
           job.tasks.push_back(std::move(t));
         }
-      } else if (val.is_object() && val.find("count")) {
-        auto n = int_at(*val.find("count"), at + ".count");
+      } else if (val.is_object() && val.contains("count")) {
+        auto n = int_at(val["count"], at + ".count");
         if (!n.ok()) return n.status();
         if (*n <= 0 || *n > 10000000) return invalid_argument(at + ".count must be 1..10000000");
-        JsonValue::Object rest;
-        for (const auto& [tk, tv] : val.as_object()) {
-          if (tk != "count") rest.emplace_back(tk, tv);
-        }
+        Json rest = val;
+        rest.erase("count");
         SimTask t;
-        if (Status s = read_task(JsonValue(std::move(rest)), at, t); !s.ok()) return s;
+        if (Status s = read_task(rest, at, t); !s.ok()) return s;
         if (!t.after.empty()) return invalid_argument(at + ": repeated tasks cannot have 'after'");
         job.tasks.assign(static_cast<std::size_t>(*n), t);
       } else {
@@ -171,26 +243,28 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 Result<Workload> read_workload_json(std::string_view text, const std::string& source) {
-  auto doc = JsonValue::parse(text, source);
+  auto doc = parse_json(text, source);
   if (!doc.ok()) return doc.status();
   Workload w;
-  const JsonValue* jobs = &*doc;
+  const Json* jobs = &*doc;
   if (doc->is_object()) {
     static const std::vector<std::string> keys = {"name", "jobs"};
-    for (const auto& [k, v] : doc->as_object()) {
-      if (k == "name" && v.is_string()) {
-        w.name = v.as_string();
+    for (const auto& [k, v] : doc->items()) {
+      if (k == "name") {
+        if (!v.is_string()) return invalid_argument(source + ": \"name\" must be a string");
+        w.name = v.get<std::string>();
       } else if (k != "jobs") {
         return unknown_key(source, k, keys);
       }
     }
-    jobs = doc->find("jobs");
-    if (!jobs) return invalid_argument(source + ": no \"jobs\" array");
+    auto found = doc->find("jobs");
+    if (found == doc->end()) return invalid_argument(source + ": no \"jobs\" array");
+    jobs = &*found;
   }
   if (!jobs->is_array()) return invalid_argument(source + ": \"jobs\" must be an array");
-  for (std::size_t i = 0; i < jobs->as_array().size(); ++i) {
+  for (std::size_t i = 0; i < jobs->size(); ++i) {
     SimJob job;
-    if (Status s = read_job(jobs->as_array()[i], source + ": jobs[" + std::to_string(i) + "]", job);
+    if (Status s = read_job((*jobs)[i], source + ": jobs[" + std::to_string(i) + "]", job);
         !s.ok()) {
       return s;
     }
