@@ -18,7 +18,7 @@
 #include "schedulers/queue/fair_queue.hpp"
 #include "schedulers/queue/ujf_queue.hpp"
 #include "schedulers/queue/uwfq_queue.hpp"
-#include "schedulers/sim/json_value.hpp"
+#include "schedulers/sim/json_text.hpp"
 #include "schedulers/sim/metrics.hpp"
 #include "schedulers/sim/runtime_partitioning.hpp"
 #include "schedulers/sim/simulator.hpp"

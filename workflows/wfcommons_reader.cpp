@@ -192,6 +192,12 @@ Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std:
     std::string why = colon == std::string::npos ? what : what.substr(colon + 2);
     return invalid_argument(path + ":" + std::to_string(line) + ":" + std::to_string(column) +
                             ": invalid JSON at byte " + std::to_string(e.byte) + ": " + why);
+  } catch (const json::exception& e) {
+    // e.g. out_of_range.406 for a number such as 1e999, which carries no position.
+    std::string what = e.what();
+    auto close = what.find("] ");
+    return invalid_argument(
+        path + ": invalid JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
   }
   if (!doc.is_object()) return rd.fail("not a WfCommons instance (the top level is not an object)");
 

@@ -192,3 +192,9 @@ TEST_CASE("Planners.WfCommons.ExportRewritesNamesTheLoaderRefuses") {
   CHECK(loaded->tasks[1].name == "x_1___y__2");
   CHECK(loaded->tasks[1].after == std::vector<TaskId>{0});
 }
+
+TEST_CASE("Planners.WfCommons.OverflowingNumberIsAnErrorNotACrash") {
+  auto r = parse_wfcommons(R"J({"schemaVersion": "1.5", "workflow": {"x": 1e999}})J", "big.json");
+  REQUIRE(!r.ok());
+  CHECK(r.status().message().find("big.json: invalid JSON") != std::string::npos);
+}
