@@ -9,7 +9,8 @@ namespace chorus {
 MpirunCommand::MpirunCommand(std::string mpirun, std::vector<std::string> extra_args)
     : mpirun_(std::move(mpirun)), extra_args_(std::move(extra_args)) {}
 
-std::vector<std::string> MpirunCommand::argv(const TaskSpec& spec) const {
+std::vector<std::string> MpirunCommand::argv(const TaskSpec& spec,
+                                             const std::string& /*node*/) const {
   std::vector<std::string> out{mpirun_,           "-np",       std::to_string(spec.ranks),
                                "--oversubscribe", "--bind-to", "none"};
   if (spec.per_rank.cores > 1) {
@@ -40,8 +41,7 @@ namespace chorus {
 
 SrunMpiCommand::SrunMpiCommand(std::string srun) : srun_(std::move(srun)) {}
 
-std::vector<std::string> SrunMpiCommand::argv_on(const TaskSpec& spec,
-                                                 const std::string& node) const {
+std::vector<std::string> SrunMpiCommand::argv(const TaskSpec& spec, const std::string& node) const {
   std::vector<std::string> out{
       srun_,
       "--mpi=pmix",
@@ -61,16 +61,6 @@ std::vector<std::string> SrunMpiCommand::argv_on(const TaskSpec& spec,
   } else {
     out.insert(out.end(), spec.cmd.argv.begin(), spec.cmd.argv.end());
   }
-  return out;
-}
-
-std::vector<std::string> SrunMpiCommand::argv(const TaskSpec& spec) const {
-  // The node is known only at launch: a shell substitutes $CHORUS_NODE and execs srun, whose
-  // arguments follow as "$@" (never re-split or re-quoted).
-  std::vector<std::string> args = argv_on(spec, "");
-  std::erase(args, std::string("--nodelist="));
-  std::vector<std::string> out{"/bin/sh", "-c", "exec \"$0\" --nodelist=\"$CHORUS_NODE\" \"$@\""};
-  out.insert(out.end(), args.begin(), args.end());  // args[0] (srun) becomes the shell's $0
   return out;
 }
 

@@ -13,8 +13,8 @@ class MpiCommand {
  public:
   virtual ~MpiCommand() = default;
   // The argv that starts spec.ranks processes of spec's command (argv, or /bin/sh -c for a
-  // shell string), each given spec.per_rank.cores cores.
-  virtual std::vector<std::string> argv(const TaskSpec& spec) const = 0;
+  // shell string), each given spec.per_rank.cores cores, on `node` (the node placement chose).
+  virtual std::vector<std::string> argv(const TaskSpec& spec, const std::string& node) const = 0;
   // Environment the starter needs (added to the task's own).
   virtual KeyValues env() const = 0;
 };
@@ -26,7 +26,8 @@ class MpiCommand {
 class MpirunCommand final : public MpiCommand {
  public:
   explicit MpirunCommand(std::string mpirun = "mpirun", std::vector<std::string> extra_args = {});
-  std::vector<std::string> argv(const TaskSpec& spec) const override;
+  // `node` is this machine: mpirun starts every rank here.
+  std::vector<std::string> argv(const TaskSpec& spec, const std::string& node) const override;
   KeyValues env() const override;
 
  private:
@@ -39,17 +40,14 @@ class MpirunCommand final : public MpiCommand {
 namespace chorus {
 
 // srun --mpi=pmix inside a Slurm allocation: all ranks of the task on ONE node, the one placement
-// chose. MpiCommand::argv() is not told the node, so argv() starts a shell that passes the node
-// the coordinator exports to every task ($CHORUS_NODE) as --nodelist; argv_on() is the plain
-// command for a known node. env() carries Open MPI's settings for virtual Slurm nodes sharing
-// one host (TCP over loopback only: the shared-memory transport collides across them).
+// chose. env() carries Open MPI's settings for virtual Slurm nodes sharing one host (TCP over
+// loopback only: the shared-memory transport collides across them).
 class SrunMpiCommand final : public MpiCommand {
  public:
   explicit SrunMpiCommand(std::string srun = "srun");
-  std::vector<std::string> argv(const TaskSpec& spec) const override;
-  KeyValues env() const override;
   // srun --mpi=pmix --nodes=1 --ntasks=R --cpus-per-task=C --nodelist=NODE ... <command>
-  std::vector<std::string> argv_on(const TaskSpec& spec, const std::string& node) const;
+  std::vector<std::string> argv(const TaskSpec& spec, const std::string& node) const override;
+  KeyValues env() const override;
 
  private:
   std::string srun_;

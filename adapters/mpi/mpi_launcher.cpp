@@ -19,7 +19,7 @@ Result<LaunchHandle> MpiLauncher::launch(const LaunchRequest& request) {
   }
   auto starter = std::make_unique<TaskSpec>(spec);
   starter->kind = TaskKind::executable;
-  starter->cmd.argv = command_->argv(spec);
+  starter->cmd.argv = command_->argv(spec, request.node);
   starter->cmd.shell.clear();
   for (auto& kv : command_->env()) starter->env.push_back(std::move(kv));
 
