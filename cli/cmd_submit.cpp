@@ -155,20 +155,19 @@ int submit_command(const SubmitArgs& a) {
   } else {
     request.stdout_path = work_dir + "/slurm-%j.out";
   }
-  // `chorus launch` (issue 6: one agent per node, work spread over the whole allocation) does
-  // not exist yet; until it does, the batch script runs the whole workflow with `chorus run` on
-  // the allocation's first node. The other nodes stay allocated and idle.
+  // The batch script runs `chorus launch`, which spreads the workflow over every node of the
+  // allocation. Whole nodes are asked for: the tasks' cores are counted against them.
+  request.exclusive = true;
   request.script =
       "#!/bin/bash\n"
       "# Written by chorus submit: runs " +
       workflow +
-      "\n"
-      "# TODO(issue 6): exec chorus launch once it exists (uses every node).\n"
+      " across the allocation\n"
       "cd " +
       shell_quote(work_dir) +
       " || exit 1\n"
       "exec " +
-      shell_quote(self_path()) + " run " + shell_quote(workflow) + " --state " +
+      shell_quote(self_path()) + " launch " + shell_quote(workflow) + " --state " +
       shell_quote(state_dir) + "\n";
 
   auto client = SlurmClient::open();

@@ -20,8 +20,9 @@ namespace chorus {
 inline constexpr std::uint32_t kSlurmUnlimited = 0xffffffff;
 
 struct BatchJobRequest {
-  std::string script;  // the whole script, starting with "#!"
-  int nodes = 1;       // exactly this many nodes
+  std::string script;      // the whole script, starting with "#!"
+  int nodes = 1;           // exactly this many nodes
+  bool exclusive = false;  // whole nodes (all their CPUs), not shared with other jobs
   // Minutes; nullopt: the partition's default; kSlurmUnlimited: none.
   std::optional<std::uint32_t> time_limit_minutes;
   std::string partition;  // empty: the default partition
