@@ -20,15 +20,7 @@
 namespace chorus::cli {
 namespace {
 
-struct LaunchArgs {
-  std::string file;
-  std::string resume;
-  bool resume_given = false;
-  std::string state_dir;
-  std::string grace = "5s";
-  bool json = false;
-  bool fail_fast = false;
-};
+using LaunchArgs = CommonRunArgs;
 
 // The workflow as `chorus run` reads it (policy names checked), but judged against the largest
 // node of the allocation instead of this machine.
@@ -105,21 +97,9 @@ void add_launch_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "launch", "Run a workflow across the nodes of the Slurm allocation this runs in");
   auto a = std::make_shared<LaunchArgs>();
-  cmd->add_option("file", a->file, "The workflow file (YAML)");
-  cmd->add_option(
-         "--resume", a->resume,
-         "Continue an interrupted run (a run id, or none to resume the latest run of FILE)")
-      ->expected(0, 1)
-      ->each([a](const std::string&) { a->resume_given = true; })
-      ->trigger_on_parse();
-  cmd->add_option("--state", a->state_dir,
-                  "State folder (default: .chorus in the current directory)");
-  cmd->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL on cancel or timeout")
-      ->default_str("5s");
-  cmd->add_flag("--json", a->json, "Print one JSON event per line instead of progress");
-  cmd->add_flag("--fail-fast", a->fail_fast, "Start nothing new after the first task fails");
+  add_common_run_options(cmd, a);
   cmd->callback([a, cmd] {
-    if (cmd->count("--resume") > 0) a->resume_given = true;
+    note_resume(cmd, *a);
     int code = launch_command(*a);
     if (code != 0) throw CLI::RuntimeError(code);
   });

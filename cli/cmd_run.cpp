@@ -10,16 +10,9 @@
 namespace chorus::cli {
 namespace {
 
-struct RunArgs {
-  std::string file;
-  std::string resume;
-  bool resume_given = false;
-  std::string state_dir;
+struct RunArgs : CommonRunArgs {
   std::string queue;  // empty = the workflow's choice, else fifo
-  std::string grace = "5s";
-  bool json = false;
   bool oversubscribe = false;
-  bool fail_fast = false;
   double replay_scale = 0;  // > 0: replace each command by a sleep of estimate x scale
 };
 
@@ -89,28 +82,16 @@ int run_command(RunArgs a) {
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a workflow on this machine (no server needed)");
   auto a = std::make_shared<RunArgs>();
-  cmd->add_option("file", a->file, "The workflow file (YAML)");
-  cmd->add_option(
-         "--resume", a->resume,
-         "Continue an interrupted run (a run id, or none to resume the latest run of FILE)")
-      ->expected(0, 1)
-      ->each([a](const std::string&) { a->resume_given = true; })
-      ->trigger_on_parse();
-  cmd->add_option("--state", a->state_dir,
-                  "State folder (default: .chorus in the current directory)");
+  add_common_run_options(cmd, a);
   cmd->add_option("--queue", a->queue,
                   "Queue policy, overriding the workflow's scheduler section (default: fifo)");
-  cmd->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL on cancel or timeout")
-      ->default_str("5s");
-  cmd->add_flag("--json", a->json, "Print one JSON event per line instead of progress");
   cmd->add_flag("--oversubscribe", a->oversubscribe,
                 "Start tasks even when their cores exceed this machine's free cores");
-  cmd->add_flag("--fail-fast", a->fail_fast, "Start nothing new after the first task fails");
   cmd->add_option("--replay-scale", a->replay_scale,
                   "Replay mode: each task sleeps its recorded estimate times this factor "
                   "(for imported traces, e.g. 0.001)");
   cmd->callback([a, cmd] {
-    if (cmd->count("--resume") > 0) a->resume_given = true;
+    note_resume(cmd, *a);
     if (cmd->count("--replay-scale") > 0 && !(a->replay_scale > 0)) {
       print_error("--replay-scale must be a positive number (e.g. 0.001), got " +
                   std::to_string(a->replay_scale));

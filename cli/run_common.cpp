@@ -148,4 +148,24 @@ int finish_run(const Result<RunOutcome>& outcome, OutputMode mode, const std::st
   }
 }
 
+void add_common_run_options(CLI::App* cmd, const std::shared_ptr<CommonRunArgs>& a) {
+  cmd->add_option("file", a->file, "The workflow file (YAML)");
+  cmd->add_option(
+         "--resume", a->resume,
+         "Continue an interrupted run (a run id, or none to resume the latest run of FILE)")
+      ->expected(0, 1)
+      ->each([a](const std::string&) { a->resume_given = true; })
+      ->trigger_on_parse();
+  cmd->add_option("--state", a->state_dir,
+                  "State folder (default: .chorus in the current directory)");
+  cmd->add_option("--grace", a->grace, "Time between SIGTERM and SIGKILL on cancel or timeout")
+      ->default_str("5s");
+  cmd->add_flag("--json", a->json, "Print one JSON event per line instead of progress");
+  cmd->add_flag("--fail-fast", a->fail_fast, "Start nothing new after the first task fails");
+}
+
+void note_resume(CLI::App* cmd, CommonRunArgs& a) {
+  if (cmd->count("--resume") > 0) a.resume_given = true;
+}
+
 }  // namespace chorus::cli

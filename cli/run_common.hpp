@@ -2,12 +2,30 @@
 // the closing summary (failures with their stderr tails) and exit status.
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "api/run_workflow.hpp"
 #include "cli/progress_printer.hpp"
 
 namespace chorus::cli {
+
+// The options `chorus run` and `chorus launch` both take.
+struct CommonRunArgs {
+  std::string file;
+  std::string resume;
+  bool resume_given = false;
+  std::string state_dir;
+  std::string grace = "5s";
+  bool json = false;
+  bool fail_fast = false;
+};
+
+// Declares them on `cmd`: FILE, --resume [RUN], --state, --grace, --json, --fail-fast. Call
+// `note_resume(cmd, *a)` first thing in the command's callback (a bare --resume sets no value).
+void add_common_run_options(CLI::App* cmd, const std::shared_ptr<CommonRunArgs>& a);
+void note_resume(CLI::App* cmd, CommonRunArgs& a);
 
 // The last `max_lines` lines of a file (for showing a failed task's stderr); "" if unreadable.
 std::string tail_of(const std::string& path, int max_lines);
