@@ -27,15 +27,13 @@ TaskSpec shell_task(std::string name, std::string script, std::vector<TaskId> af
 TaskSpec function_task(std::string name, TaskFunction fn, std::vector<TaskId> after = {});
 
 template <typename F>
-  requires std::is_void_v<std::invoke_result_t<F&>>
-TaskSpec function_task(std::string name, F fn, std::vector<TaskId> after = {}) {
-  return function_task(
-      std::move(name),
-      TaskFunction([f = std::move(fn)]() mutable -> Status {
-        f();
-        return {};
-      }),
-      std::move(after));
+requires std::is_void_v<std::invoke_result_t<F&>> TaskSpec
+function_task(std::string name, F fn, std::vector<TaskId> after = {}) {
+  return function_task(std::move(name), TaskFunction([f = std::move(fn)]() mutable -> Status {
+                         f();
+                         return {};
+                       }),
+                       std::move(after));
 }
 
 }  // namespace chorus

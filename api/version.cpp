@@ -1,3 +1,5 @@
 namespace chorus {
-const char* version() { return "0.1.0"; }
+const char* version() {
+  return "0.1.0";
+}
 }  // namespace chorus

@@ -16,9 +16,8 @@ NodeInfo local_node_info() {
   n.capacity.cores = cores > 0 ? cores : 1;
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGESIZE);
-  n.capacity.memory_mb = pages > 0 && page_size > 0
-                             ? static_cast<std::int64_t>(pages) * page_size / (1024 * 1024)
-                             : 0;
+  n.capacity.memory_mb =
+      pages > 0 && page_size > 0 ? static_cast<std::int64_t>(pages) * page_size / (1024 * 1024) : 0;
   n.capacity.gpus = 0;
   return n;
 }

@@ -1,8 +1,8 @@
 // Status and Result<T>: how expected failures travel in Chorus.
 //
 // Contract: functions that can fail for reasons a user can act on (bad input, a launch rejected, a
-// node lost, an I/O error) return Status or Result<T>; exceptions are reserved for programmer errors
-// and start-up. The code separates "not now" (unavailable: retry later) from "never"
+// node lost, an I/O error) return Status or Result<T>; exceptions are reserved for programmer
+// errors and start-up. The code separates "not now" (unavailable: retry later) from "never"
 // (unsatisfiable: reject at once), as the scheduler and launchers need that distinction.
 #pragma once
 
@@ -46,8 +46,12 @@ class [[nodiscard]] Status {
 inline Status invalid_argument(std::string message) {
   return {ErrorCode::invalid_argument, std::move(message)};
 }
-inline Status not_found(std::string message) { return {ErrorCode::not_found, std::move(message)}; }
-inline Status io_error(std::string message) { return {ErrorCode::io_error, std::move(message)}; }
+inline Status not_found(std::string message) {
+  return {ErrorCode::not_found, std::move(message)};
+}
+inline Status io_error(std::string message) {
+  return {ErrorCode::io_error, std::move(message)};
+}
 inline Status internal_error(std::string message) {
   return {ErrorCode::internal, std::move(message)};
 }
@@ -56,7 +60,7 @@ inline Status internal_error(std::string message) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : data_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : data_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(data_).ok() && "Result constructed from an ok Status");
   }

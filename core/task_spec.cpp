@@ -6,10 +6,14 @@ namespace chorus {
 
 const char* to_string(TaskKind kind) {
   switch (kind) {
-    case TaskKind::executable: return "executable";
-    case TaskKind::mpi: return "mpi";
-    case TaskKind::function: return "function";
-    case TaskKind::service: return "service";
+    case TaskKind::executable:
+      return "executable";
+    case TaskKind::mpi:
+      return "mpi";
+    case TaskKind::function:
+      return "function";
+    case TaskKind::service:
+      return "service";
   }
   return "unknown";
 }

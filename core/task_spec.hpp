@@ -43,17 +43,18 @@ struct TaskSpec {
   std::string name;  // unique in its workflow; sweep members are "base[var=value,...]"
   TaskKind kind = TaskKind::executable;
   std::string user;  // owner for fair-share policies; empty = the workflow's user
-  std::string job;   // the job this task belongs to, for fair-share policies; empty = one job per task
+  std::string
+      job;  // the job this task belongs to, for fair-share policies; empty = one job per task
   Resources per_rank{1, 0, 0};
   int ranks = 1;
   Command cmd;
   TaskFunction fn;
-  KeyValues env;             // extra environment, on top of the coordinator's
-  KeyValues params;          // sweep variables (also exported to the task's environment)
-  std::string workdir;       // empty = the run's working directory
-  Duration timeout{0};       // 0 = no limit
-  int retries = 0;           // extra attempts after the first failure
-  Duration estimate{0};      // expected runtime when known (user, trace, history); 0 = unknown
+  KeyValues env;         // extra environment, on top of the coordinator's
+  KeyValues params;      // sweep variables (also exported to the task's environment)
+  std::string workdir;   // empty = the run's working directory
+  Duration timeout{0};   // 0 = no limit
+  int retries = 0;       // extra attempts after the first failure
+  Duration estimate{0};  // expected runtime when known (user, trace, history); 0 = unknown
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<TaskId> after;  // dependencies: ids of tasks that must succeed first

@@ -4,13 +4,20 @@ namespace chorus {
 
 const char* to_string(TaskState s) {
   switch (s) {
-    case TaskState::pending: return "pending";
-    case TaskState::ready: return "ready";
-    case TaskState::running: return "running";
-    case TaskState::succeeded: return "succeeded";
-    case TaskState::failed: return "failed";
-    case TaskState::cancelled: return "cancelled";
-    case TaskState::timed_out: return "timed_out";
+    case TaskState::pending:
+      return "pending";
+    case TaskState::ready:
+      return "ready";
+    case TaskState::running:
+      return "running";
+    case TaskState::succeeded:
+      return "succeeded";
+    case TaskState::failed:
+      return "failed";
+    case TaskState::cancelled:
+      return "cancelled";
+    case TaskState::timed_out:
+      return "timed_out";
   }
   return "unknown";
 }
@@ -26,14 +33,18 @@ std::optional<TaskState> parse_task_state(std::string_view text) {
 bool is_valid_transition(TaskState from, TaskState to) {
   using S = TaskState;
   switch (from) {
-    case S::pending: return to == S::ready || to == S::cancelled;
-    case S::ready: return to == S::running || to == S::cancelled;
+    case S::pending:
+      return to == S::ready || to == S::cancelled;
+    case S::ready:
+      return to == S::running || to == S::cancelled;
     case S::running:
       return to == S::succeeded || to == S::failed || to == S::timed_out || to == S::cancelled;
     case S::failed:
-    case S::timed_out: return to == S::ready;
+    case S::timed_out:
+      return to == S::ready;
     case S::succeeded:
-    case S::cancelled: return false;
+    case S::cancelled:
+      return false;
   }
   return false;
 }

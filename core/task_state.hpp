@@ -13,9 +13,9 @@
 namespace chorus {
 
 enum class TaskState : std::uint8_t {
-  pending,    // waiting for dependencies
-  ready,      // dependencies done, waiting for the scheduler
-  running,    // handed to a launcher (journaled before the launch)
+  pending,  // waiting for dependencies
+  ready,    // dependencies done, waiting for the scheduler
+  running,  // handed to a launcher (journaled before the launch)
   succeeded,
   failed,
   cancelled,

@@ -12,8 +12,8 @@ namespace {
 double read_number(std::string_view text, std::size_t& pos) {
   std::size_t start = pos;
   bool digits = false;
-  while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) ||
-                               text[pos] == '.')) {
+  while (pos < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) {
     digits = digits || text[pos] != '.';
     ++pos;
   }
@@ -125,8 +125,7 @@ Result<std::int64_t> parse_memory_mb(std::string_view input) {
 }
 
 double wall_seconds_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace chorus

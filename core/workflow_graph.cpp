@@ -23,7 +23,8 @@ Status validate_graph(const WorkflowGraph& graph) {
     const auto& t = graph.tasks[i];
     if (t.id != i) return internal_error("task '" + t.name + "' has a wrong id");
     if (t.name.empty()) return invalid_argument("task #" + std::to_string(i) + " has no name");
-    if (!names.insert(t.name).second) return invalid_argument("duplicate task name '" + t.name + "'");
+    if (!names.insert(t.name).second)
+      return invalid_argument("duplicate task name '" + t.name + "'");
     for (TaskId d : t.after) {
       if (d >= n) return invalid_argument("task '" + t.name + "' depends on an unknown task");
       if (d == i) return invalid_argument("task '" + t.name + "' depends on itself");

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
       "\"tasks_per_s\": %.1f, \"us_per_task\": %.3f, \"peak_rss_bytes\": %ld, "
       "\"bytes_per_task\": %.1f}\n",
       n, ok, build_s, run_s, static_cast<double>(n) / run_s, run_s * 1e6 / static_cast<double>(n),
-      after.ru_maxrss * 1024L, static_cast<double>(after.ru_maxrss * 1024L) / static_cast<double>(n));
+      after.ru_maxrss * 1024L,
+      static_cast<double>(after.ru_maxrss * 1024L) / static_cast<double>(n));
   return ok == n ? 0 : 1;
 }

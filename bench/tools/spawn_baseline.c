@@ -37,7 +37,9 @@ int main(int argc, char** argv) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  printf("{\"tasks\": %ld, \"inflight\": %ld, \"seconds\": %.6f, \"tasks_per_s\": %.1f, \"failed\": %ld}\n",
-         n, inflight, s, (double)n / s, failed);
+  printf(
+      "{\"tasks\": %ld, \"inflight\": %ld, \"seconds\": %.6f, \"tasks_per_s\": %.1f, \"failed\": "
+      "%ld}\n",
+      n, inflight, s, (double)n / s, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -19,15 +19,15 @@ int main(int argc, char** argv) {
   auto input = wf.add(chorus::shell_task("write-input", "seq 1 100000 > numbers.txt"));
 
   std::vector<long> numbers;
-  auto load = wf.add(chorus::function_task(
-      "load",
-      [&numbers]() -> chorus::Status {
-        std::ifstream in("numbers.txt");
-        if (!in) return chorus::io_error("cannot read numbers.txt");
-        for (long v; in >> v;) numbers.push_back(v);
-        return {};
-      },
-      {input}));
+  auto load = wf.add(chorus::function_task("load",
+                                           [&numbers]() -> chorus::Status {
+                                             std::ifstream in("numbers.txt");
+                                             if (!in)
+                                               return chorus::io_error("cannot read numbers.txt");
+                                             for (long v; in >> v;) numbers.push_back(v);
+                                             return {};
+                                           },
+                                           {input}));
 
   std::array<long, kSlices> partial{};
   std::vector<chorus::TaskId> slices;

@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   unsigned seed = 42;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rows") == 0) rows = std::strtol(argv[i + 1], nullptr, 10);
-    if (std::strcmp(argv[i], "--seed") == 0) seed = static_cast<unsigned>(std::strtoul(argv[i + 1], nullptr, 10));
+    if (std::strcmp(argv[i], "--seed") == 0)
+      seed = static_cast<unsigned>(std::strtoul(argv[i + 1], nullptr, 10));
   }
   if (rows <= 0) {
     std::fprintf(stderr, "gen: --rows must be positive\n");

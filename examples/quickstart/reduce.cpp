@@ -19,8 +19,8 @@ int main() {
   double mean = sum / static_cast<double>(count);
   double var = sum2 / static_cast<double>(count) - mean * mean;
   char line[160];
-  std::snprintf(line, sizeof line, "rows=%ld parts=%ld mean=%.4f stddev=%.4f\n", count, parts,
-                mean, std::sqrt(var > 0 ? var : 0));
+  std::snprintf(line, sizeof line, "rows=%ld parts=%ld mean=%.4f stddev=%.4f\n", count, parts, mean,
+                std::sqrt(var > 0 ? var : 0));
   std::fputs(line, stdout);
   if (std::FILE* out = std::fopen("result.txt", "w")) {
     std::fputs(line, out);

@@ -4,11 +4,16 @@ namespace chorus {
 
 const char* to_string(RunStatus s) {
   switch (s) {
-    case RunStatus::running: return "running";
-    case RunStatus::succeeded: return "succeeded";
-    case RunStatus::failed: return "failed";
-    case RunStatus::cancelled: return "cancelled";
-    case RunStatus::interrupted: return "interrupted";
+    case RunStatus::running:
+      return "running";
+    case RunStatus::succeeded:
+      return "succeeded";
+    case RunStatus::failed:
+      return "failed";
+    case RunStatus::cancelled:
+      return "cancelled";
+    case RunStatus::interrupted:
+      return "interrupted";
   }
   return "unknown";
 }

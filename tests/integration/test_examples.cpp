@@ -22,12 +22,12 @@ TEST_CASE("Integration.Examples.EmbedBuildsAgainstInstalledPackage") {
   REQUIRE(install.exit_code == 0);
   CHECK(file_exists(prefix + "/include/chorus/chorus.hpp"));
   std::string build = dir / "embed-build";
-  auto configure = run_process({"cmake", "-S", source_dir() + "/examples/embed", "-B", build,
-                                "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                                "-DCMAKE_PREFIX_PATH=" + prefix,
-                                CHORUS_TEST_SANITIZE ? "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined"
-                                                     : "-DCMAKE_CXX_FLAGS="},
-                               dir.path());
+  auto configure =
+      run_process({"cmake", "-S", source_dir() + "/examples/embed", "-B", build, "-G", "Ninja",
+                   "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix,
+                   CHORUS_TEST_SANITIZE ? "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined"
+                                        : "-DCMAKE_CXX_FLAGS="},
+                  dir.path());
   INFO(configure.out, configure.err);
   REQUIRE(configure.exit_code == 0);
   auto compile = run_process({"cmake", "--build", build}, dir.path());
@@ -42,8 +42,8 @@ TEST_CASE("Integration.Examples.EmbedBuildsAgainstInstalledPackage") {
 }
 
 TEST_CASE("Integration.Examples.CustomPolicyRegistersAndRuns") {
-  auto r = run_process({binary_dir() + "/examples/custom-policy/custom_policy", "2large2small", "1"},
-                       binary_dir());
+  auto r = run_process(
+      {binary_dir() + "/examples/custom-policy/custom_policy", "2large2small", "1"}, binary_dir());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("shortest-first") != std::string::npos);

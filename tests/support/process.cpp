@@ -151,8 +151,14 @@ bool process_alive(pid_t pid) {
   return close == std::string::npos || content.size() < close + 3 || content[close + 2] != 'Z';
 }
 
-std::string chorus_bin() { return CHORUS_BIN; }
-std::string source_dir() { return CHORUS_SOURCE_DIR; }
-std::string binary_dir() { return CHORUS_BINARY_DIR; }
+std::string chorus_bin() {
+  return CHORUS_BIN;
+}
+std::string source_dir() {
+  return CHORUS_SOURCE_DIR;
+}
+std::string binary_dir() {
+  return CHORUS_BINARY_DIR;
+}
 
 }  // namespace chorus::test
