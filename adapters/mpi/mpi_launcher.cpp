@@ -5,10 +5,9 @@
 namespace chorus {
 
 MpiLauncher::MpiLauncher(std::unique_ptr<MpiCommand> command, LocalLauncherOptions options)
-    : command_(std::move(command)), local_(options) {}
+    : StarterLauncher(options), command_(std::move(command)) {}
 
-Result<LaunchHandle> MpiLauncher::launch(const LaunchRequest& request) {
-  if (request.spec == nullptr) return invalid_argument("launch request without a task spec");
+Result<TaskSpec> MpiLauncher::rewrite(const LaunchRequest& request) const {
   const TaskSpec& spec = *request.spec;
   if (spec.kind != TaskKind::mpi) {
     return invalid_argument("task '" + spec.name + "' is not an MPI task");
@@ -17,34 +16,18 @@ Result<LaunchHandle> MpiLauncher::launch(const LaunchRequest& request) {
     return invalid_argument("task '" + spec.name + "' asks for " + std::to_string(spec.ranks) +
                             " ranks; an MPI task needs at least 1");
   }
-  auto starter = std::make_unique<TaskSpec>(spec);
-  starter->kind = TaskKind::executable;
-  starter->cmd.argv = command_->argv(spec, request.node);
-  starter->cmd.shell.clear();
-  for (auto& kv : command_->env()) starter->env.push_back(std::move(kv));
-
-  LaunchRequest rewritten = request;
-  rewritten.spec = starter.get();
-  auto handle = local_.launch(rewritten);
-  if (handle.ok()) {
-    running_[{spec.id, request.attempt}] = Running{std::move(starter), request.stderr_path};
-  }
-  return handle;
+  TaskSpec starter = spec;
+  starter.kind = TaskKind::executable;
+  starter.cmd.argv = command_->argv(spec, request.node);
+  starter.cmd.shell.clear();
+  for (auto& kv : command_->env()) starter.env.push_back(std::move(kv));
+  return starter;
 }
 
-void MpiLauncher::poll(std::vector<StateUpdate>& out) {
-  std::size_t first = out.size();
-  local_.poll(out);
-  for (std::size_t i = first; i < out.size(); ++i) {
-    auto it = running_.find({out[i].task, out[i].attempt});
-    if (it == running_.end()) continue;
-    StateUpdate& u = out[i];
-    if (u.kind == UpdateKind::exited && !u.succeeded() && !it->second.stderr_path.empty()) {
-      std::string why = describe_mpi_failure(it->second.stderr_path);
-      if (!why.empty()) u.message = why + " (" + u.message + ")";
-    }
-    running_.erase(it);
-  }
+void MpiLauncher::explain_failure(StateUpdate& update, const std::string& stderr_path) const {
+  if (stderr_path.empty()) return;
+  std::string why = describe_mpi_failure(stderr_path);
+  if (!why.empty()) update.message = why + " (" + update.message + ")";
 }
 
 std::string describe_mpi_failure(const std::string& stderr_path) {

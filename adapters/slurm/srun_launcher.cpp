@@ -24,10 +24,9 @@ std::vector<std::string> srun_step_argv(const TaskSpec& spec, const std::string&
 }
 
 SrunLauncher::SrunLauncher(LocalLauncherOptions options, std::string srun)
-    : srun_(std::move(srun)), local_(options) {}
+    : StarterLauncher(options), srun_(std::move(srun)) {}
 
-Result<LaunchHandle> SrunLauncher::launch(const LaunchRequest& request) {
-  if (request.spec == nullptr) return invalid_argument("launch request without a task spec");
+Result<TaskSpec> SrunLauncher::rewrite(const LaunchRequest& request) const {
   const TaskSpec& spec = *request.spec;
   if (spec.kind != TaskKind::executable || spec.cmd.empty()) {
     return invalid_argument("task '" + spec.name +
@@ -36,20 +35,10 @@ Result<LaunchHandle> SrunLauncher::launch(const LaunchRequest& request) {
   if (request.node.empty()) {
     return invalid_argument("task '" + spec.name + "' has no node to run on (srun needs one)");
   }
-  auto step = std::make_unique<TaskSpec>(spec);
-  step->cmd.argv = srun_step_argv(spec, request.node, srun_);
-  step->cmd.shell.clear();
-  LaunchRequest rewritten = request;
-  rewritten.spec = step.get();
-  auto handle = local_.launch(rewritten);
-  if (handle.ok()) running_[{spec.id, request.attempt}] = std::move(step);
-  return handle;
-}
-
-void SrunLauncher::poll(std::vector<StateUpdate>& out) {
-  std::size_t first = out.size();
-  local_.poll(out);
-  for (std::size_t i = first; i < out.size(); ++i) running_.erase({out[i].task, out[i].attempt});
+  TaskSpec step = spec;
+  step.cmd.argv = srun_step_argv(spec, request.node, srun_);
+  step.cmd.shell.clear();
+  return step;
 }
 
 }  // namespace chorus
