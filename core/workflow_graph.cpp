@@ -30,10 +30,17 @@ Status validate_graph(const WorkflowGraph& graph) {
       if (d == i) return invalid_argument("task '" + t.name + "' depends on itself");
     }
   }
-  // Iterative DFS with colours; on a back edge, walk the parent chain to print the cycle.
+  if (auto cycle = find_cycle(graph); !cycle.empty()) {
+    return invalid_argument("dependency cycle: " + describe_cycle(graph, cycle));
+  }
+  return {};
+}
+
+std::vector<TaskId> find_cycle(const WorkflowGraph& graph) {
+  // Iterative DFS with colours; a grey successor closes a cycle made of the stack from it.
+  const std::size_t n = graph.tasks.size();
   enum : std::uint8_t { white, grey, black };
   std::vector<std::uint8_t> colour(n, white);
-  std::vector<TaskId> parent(n, kNoTask);
   std::vector<std::pair<TaskId, std::size_t>> stack;
   for (TaskId root = 0; root < n; ++root) {
     if (colour[root] != white) continue;
@@ -47,26 +54,29 @@ Status validate_graph(const WorkflowGraph& graph) {
         stack.pop_back();
         continue;
       }
-      TaskId v = deps[next++];
+      const TaskId v = deps[next++];
       if (colour[v] == white) {
         colour[v] = grey;
-        parent[v] = u;
         stack.push_back({v, 0});
-      } else if (colour[v] == grey) {
-        // u depends on v and v is on the stack: v -> ... -> u -> v in "depends on" order.
-        std::vector<TaskId> cycle{v};
-        for (TaskId w = u; w != v && w != kNoTask; w = parent[w]) cycle.push_back(w);
-        cycle.push_back(v);
-        std::string text;
-        for (auto it = cycle.rbegin(); it != cycle.rend(); ++it) {
-          if (!text.empty()) text += " -> ";
-          text += graph.tasks[*it].name;
-        }
-        return invalid_argument("dependency cycle: " + text);
+        continue;
       }
+      if (colour[v] != grey) continue;
+      auto from =
+          std::find_if(stack.begin(), stack.end(), [&](const auto& f) { return f.first == v; });
+      std::vector<TaskId> cycle;
+      for (auto it = from; it != stack.end(); ++it) cycle.push_back(it->first);
+      std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+      return cycle;
     }
   }
   return {};
+}
+
+std::string describe_cycle(const WorkflowGraph& graph, const std::vector<TaskId>& cycle) {
+  std::string text;
+  for (TaskId id : cycle) text += graph.tasks[id].name + " -> ";
+  if (!cycle.empty()) text += graph.tasks[cycle.front()].name;
+  return text;
 }
 
 }  // namespace chorus

@@ -43,6 +43,13 @@ struct WorkflowGraph {
 // Checks the invariants above; the message names the offending task (and the cycle, a -> b -> a).
 Status validate_graph(const WorkflowGraph& graph);
 
+// A dependency cycle in "waits for" order (a waits for b waits for ... waits for a), starting at
+// its lowest task id, or empty when the graph has none. Ids in `after` must be < tasks.size().
+std::vector<TaskId> find_cycle(const WorkflowGraph& graph);
+
+// "a -> b -> a" for a cycle from find_cycle().
+std::string describe_cycle(const WorkflowGraph& graph, const std::vector<TaskId>& cycle);
+
 // For each task, the ids of tasks that list it in `after` (the reverse edges).
 std::vector<std::vector<TaskId>> dependents_of(const WorkflowGraph& graph);
 

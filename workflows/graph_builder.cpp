@@ -307,46 +307,12 @@ bool GraphBuilder::check_edge_count(const std::vector<std::vector<std::optional<
 }
 
 void GraphBuilder::check_cycles(const WorkflowGraph& graph) {
-  const std::size_t n = graph.tasks.size();
-  enum : std::uint8_t { white, grey, black };
-  std::vector<std::uint8_t> colour(n, white);
-  std::vector<std::pair<TaskId, std::size_t>> stack;
-  for (TaskId root = 0; root < n; ++root) {
-    if (colour[root] != white) continue;
-    stack.push_back({root, 0});
-    colour[root] = grey;
-    while (!stack.empty()) {
-      auto& [u, next] = stack.back();
-      const auto& deps = graph.tasks[u].after;
-      if (next == deps.size()) {
-        colour[u] = black;
-        stack.pop_back();
-        continue;
-      }
-      const TaskId v = deps[next++];
-      if (colour[v] == white) {
-        colour[v] = grey;
-        stack.push_back({v, 0});
-        continue;
-      }
-      if (colour[v] != grey) continue;
-      // The stack from v to u is the cycle, in "waits for" order: v -> ... -> u -> v.
-      auto from =
-          std::find_if(stack.begin(), stack.end(), [&](const auto& f) { return f.first == v; });
-      std::vector<TaskId> cycle;
-      for (auto it = from; it != stack.end(); ++it) cycle.push_back(it->first);
-      // Start at the task written first in the file, and point there.
-      std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-      std::string text;
-      for (TaskId id : cycle) text += graph.tasks[id].name + " -> ";
-      text += graph.tasks[cycle.front()].name;
-      const auto tmpl = static_cast<std::size_t>(
-          std::upper_bound(first_id_.begin(), first_id_.end(), cycle.front()) - first_id_.begin() -
-          1);
-      diags_.add(templates_[tmpl].pos, "dependency cycle: " + text);
-      return;
-    }
-  }
+  const std::vector<TaskId> cycle = find_cycle(graph);
+  if (cycle.empty()) return;
+  // The cycle starts at the task written first in the file: point there.
+  const auto tmpl = static_cast<std::size_t>(
+      std::upper_bound(first_id_.begin(), first_id_.end(), cycle.front()) - first_id_.begin() - 1);
+  diags_.add(templates_[tmpl].pos, "dependency cycle: " + describe_cycle(graph, cycle));
 }
 
 }  // namespace chorus
