@@ -10,39 +10,14 @@
 #include "adapters/mpi/mpi_command.hpp"
 #include "adapters/slurm/srun_launcher.hpp"
 #include "runtime/store/state_store.hpp"
+#include "slurm/slurm_cluster.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
 
 namespace {
 
-std::string cluster_dir() {
-  const char* d = std::getenv("CHORUS_SLURM_DIR");
-  return d != nullptr && *d != '\0' ? d : "/tmp/chorus-slurm";
-}
-
-// Starts the cluster unless it runs (and stops it at exit then); points SLURM_CONF at it.
-class Cluster {
- public:
-  static Cluster& get() {
-    static Cluster cluster;
-    return cluster;
-  }
-
- private:
-  Cluster() {
-    const std::string script = source_dir() + "/tests/slurm/cluster.sh";
-    started_here_ = run_process({script, "status"}, "/").exit_code != 0;
-    auto start = run_process({script, "start"}, "/");
-    INFO(start.out, start.err);
-    REQUIRE_MESSAGE(start.exit_code == 0, "tests/slurm/cluster.sh start failed");
-    setenv("SLURM_CONF", (cluster_dir() + "/etc/slurm.conf").c_str(), 1);
-  }
-  ~Cluster() {
-    if (started_here_) run_process({source_dir() + "/tests/slurm/cluster.sh", "stop"}, "/");
-  }
-  bool started_here_ = false;
-};
+using Cluster = SlurmCluster;
 
 // sbatch's job id ("Submitted batch job 12"), 0 if none.
 unsigned job_id_of(const std::string& out) {

@@ -16,46 +16,14 @@
 #include <regex>
 
 #include "adapters/slurm/allocation.hpp"
+#include "slurm/slurm_cluster.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
 
 namespace {
 
-std::string cluster_script() {
-  return source_dir() + "/tests/slurm/cluster.sh";
-}
-
-std::string cluster_dir() {
-  const char* d = std::getenv("CHORUS_SLURM_DIR");
-  return d != nullptr && *d != '\0' ? d : "/tmp/chorus-slurm";
-}
-
-class Cluster {
- public:
-  // Starts the cluster unless it runs; points SLURM_CONF (inherited by chorus) at it.
-  static Cluster& get() {
-    static Cluster cluster;
-    return cluster;
-  }
-  const std::string& conf() const { return conf_; }
-
- private:
-  Cluster() {
-    auto status = run_process({cluster_script(), "status"}, "/");
-    started_here_ = status.exit_code != 0;
-    auto start = run_process({cluster_script(), "start"}, "/");
-    INFO(start.out, start.err);
-    REQUIRE_MESSAGE(start.exit_code == 0, "tests/slurm/cluster.sh start failed");
-    conf_ = cluster_dir() + "/etc/slurm.conf";
-    setenv("SLURM_CONF", conf_.c_str(), 1);
-  }
-  ~Cluster() {
-    if (started_here_) run_process({cluster_script(), "stop"}, "/");
-  }
-  bool started_here_ = false;
-  std::string conf_;
-};
+using Cluster = SlurmCluster;
 
 struct Submitted {
   ProcessResult result;
