@@ -34,16 +34,8 @@ Status apply_replay_scale(WorkflowGraph& graph, double scale) {
 }
 
 int run_command(RunArgs a) {
-  if (a.file.empty() && !a.resume_given) {
-    print_error("give a workflow file: chorus run wf.yaml");
-    return kExitBadInput;
-  }
-  if (!resolve_resume(a.file, a.resume, a.resume_given, a.state_dir)) return kExitBadInput;
-  auto grace = parse_duration(a.grace);
-  if (!grace.ok()) {
-    print_error("--grace: " + grace.status().message());
-    return kExitBadInput;
-  }
+  auto grace = prepare_run(a, "chorus run");
+  if (!grace) return kExitBadInput;
   auto graph = load_workflow_for_cli(a.file, a.oversubscribe);
   if (!graph.ok()) {
     print_error(graph.status().message());
@@ -55,28 +47,10 @@ int run_command(RunArgs a) {
       return kExitBadInput;
     }
   }
-
-  CancelToken cancel;
-  handle_interrupts(&cancel);
-
-  // The run id is known only once the run is registered; the printer learns it from the first
-  // event, so create it with the workflow name and fix the label below.
-  OutputMode mode = pick_output_mode(a.json);
-  std::string label = a.resume.empty() ? graph->name : a.resume;
-  ProgressPrinter printer(mode, label);
-
   RunOptions options;
-  options.state_dir = a.state_dir;
-  options.resume_run = a.resume;
   options.queue = a.queue;
   options.oversubscribe = a.oversubscribe;
-  options.fail_fast = a.fail_fast;
-  options.kill_grace = *grace;
-  options.cancel = &cancel;
-  options.observer = &printer;
-  auto outcome = run_workflow(*graph, options);
-  handle_interrupts(nullptr);
-  return finish_run(outcome, mode, "chorus run");
+  return run_and_report(a, *grace, *graph, std::move(options), "chorus run");
 }
 
 void add_run_command(CLI::App& app) {

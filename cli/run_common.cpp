@@ -99,6 +99,9 @@ void handle_interrupts(CancelToken* cancel) {
   signal(SIGPIPE, SIG_IGN);
 }
 
+namespace {
+
+// Prints the summary (unless json) and returns the exit status.
 int finish_run(const Result<RunOutcome>& outcome, OutputMode mode, const std::string& command) {
   if (!outcome.ok()) {
     print_error(outcome.status().message());
@@ -146,6 +149,40 @@ int finish_run(const Result<RunOutcome>& outcome, OutputMode mode, const std::st
     default:
       return kExitTasksFailed;
   }
+}
+
+}  // namespace
+
+std::optional<Duration> prepare_run(CommonRunArgs& a, const std::string& command) {
+  if (a.file.empty() && !a.resume_given) {
+    print_error("give a workflow file: " + command + " wf.yaml");
+    return std::nullopt;
+  }
+  if (!resolve_resume(a.file, a.resume, a.resume_given, a.state_dir)) return std::nullopt;
+  auto grace = parse_duration(a.grace);
+  if (!grace.ok()) {
+    print_error("--grace: " + grace.status().message());
+    return std::nullopt;
+  }
+  return *grace;
+}
+
+int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& graph,
+                   RunOptions options, const std::string& command) {
+  CancelToken cancel;
+  handle_interrupts(&cancel);
+  const OutputMode mode = pick_output_mode(a.json);
+  // Labelled with the run id once the run is registered (RunObserver::on_run_started).
+  ProgressPrinter printer(mode, a.resume.empty() ? graph.name : a.resume);
+  options.state_dir = a.state_dir;
+  options.resume_run = a.resume;
+  options.fail_fast = a.fail_fast;
+  options.kill_grace = grace;
+  options.cancel = &cancel;
+  options.observer = &printer;
+  auto outcome = run_workflow(graph, options);
+  handle_interrupts(nullptr);
+  return finish_run(outcome, mode, command);
 }
 
 void add_common_run_options(CLI::App* cmd, const std::shared_ptr<CommonRunArgs>& a) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/run_workflow.hpp"
@@ -39,8 +40,14 @@ bool resolve_resume(std::string& file, std::string& resume, bool resume_given,
 // SIGINT/SIGTERM/SIGHUP request `cancel` (until the next call with nullptr); SIGPIPE ignored.
 void handle_interrupts(CancelToken* cancel);
 
-// Prints the summary (unless json) and returns the exit status; `command` is what resumes the
-// run ("chorus run").
-int finish_run(const Result<RunOutcome>& outcome, OutputMode mode, const std::string& command);
+// Checks what `chorus run` and `chorus launch` both check before reading the workflow: a file or
+// a run to resume (then resolves it), and --grace. Errors are printed; returns nullopt then.
+std::optional<Duration> prepare_run(CommonRunArgs& a, const std::string& command);
+
+// Runs `graph` with `options` plus the common ones (state, resume, fail-fast, grace), Ctrl-C
+// handling and progress output; prints the summary (unless --json) and returns the exit status.
+// `command` ("chorus run") is what the summary tells the user to resume with.
+int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& graph,
+                   RunOptions options, const std::string& command);
 
 }  // namespace chorus::cli

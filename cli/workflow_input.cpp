@@ -12,11 +12,18 @@
 namespace chorus::cli {
 
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversubscribe) {
+  Resources largest = local_node_info().capacity;
+  if (oversubscribe) largest.cores = INT_MAX / 4;
+  return load_workflow_for_cli(path, largest, "this machine");
+}
+
+Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resources& largest_node,
+                                            const std::string& machine_phrase) {
   WorkflowLoadOptions options;
   std::error_code ec;
   options.base_dir = std::filesystem::current_path(ec).string();
-  options.largest_node = local_node_info().capacity;
-  if (oversubscribe) options.largest_node.cores = INT_MAX / 4;
+  options.largest_node = largest_node;
+  options.machine_phrase = machine_phrase;
   auto graph = load_workflow_file(path, options);
   if (!graph.ok()) return graph;
   // Policy names are checked here, where the registry is known, and located in the file.

@@ -9,6 +9,9 @@
 namespace chorus::cli {
 
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversubscribe);
+// The same, judged against `largest_node` (named `machine_phrase` in messages) instead.
+Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resources& largest_node,
+                                            const std::string& machine_phrase);
 
 // Prints an error to stderr as "chorus: <message>" (multi-line diagnostics stay as they are).
 void print_error(const std::string& message);
