@@ -77,4 +77,17 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
+LineColumn line_column_of(std::string_view text, std::size_t offset) {
+  LineColumn at;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++at.line;
+      at.column = 1;
+    } else {
+      ++at.column;
+    }
+  }
+  return at;
+}
+
 }  // namespace chorus

@@ -1,4 +1,5 @@
 #include "workflows/wfcommons_reader.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -52,20 +53,6 @@ std::vector<std::string> strings_of(const json* arr) {
     if (v.is_string()) out.push_back(v.get<std::string>());
   }
   return out;
-}
-
-std::pair<int, int> line_column(std::string_view text, std::size_t byte) {
-  int line = 1;
-  int column = 1;
-  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
 }
 
 void read_execution_fields(const json& src, RawTask& task) {
@@ -185,7 +172,7 @@ Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std:
   try {
     doc = json::parse(json_text.begin(), json_text.end());
   } catch (const json::parse_error& e) {
-    auto [line, column] = line_column(json_text, e.byte > 0 ? e.byte - 1 : 0);
+    auto [line, column] = line_column_of(json_text, e.byte > 0 ? e.byte - 1 : 0);
     std::string what = e.what();
     // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: why".
     auto colon = what.find(": ", what.find("parse error"));

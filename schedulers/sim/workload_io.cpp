@@ -21,19 +21,6 @@ namespace {
 // Members in file order, so that the first offending key is the one reported.
 using Json = nlohmann::ordered_json;
 
-std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
-  std::size_t line = 1, column = 1;
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
-}
-
 // Finds the token a SAX parse stops at; used only for the errors whose exception carries no
 // offset (nlohmann's out_of_range 406, a number too large for a double).
 class ErrorLocator final : public nlohmann::json_sax<Json> {
@@ -85,7 +72,7 @@ Result<Json> parse_json(std::string_view text, const std::string& source) {
     std::size_t colon = what.find(": ", cut);
     cut = colon == std::string::npos ? cut : colon + 2;
   }
-  auto [line, column] = line_column(text, offset);
+  auto [line, column] = line_column_of(text, offset);
   return invalid_argument(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
                           ": " + what.substr(cut));
 }
