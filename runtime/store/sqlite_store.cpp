@@ -209,6 +209,22 @@ void bind_text(sqlite3_stmt* stmt, int col, std::string_view text) {
                     SQLITE_STATIC);
 }
 
+// The run's columns from workflow_name to nodes, in the order both the INSERT and the UPDATE of
+// `runs` number them, starting at parameter `first`. `nodes` is encode_nodes(info.nodes) (kept
+// alive by the caller until the statement runs).
+void bind_run_fields(sqlite3_stmt* stmt, int first, const RunInfo& info, const std::string& nodes) {
+  bind_text(stmt, first, info.workflow_name);
+  bind_text(stmt, first + 1, info.workflow_path);
+  bind_text(stmt, first + 2, info.workdir);
+  sqlite3_bind_text(stmt, first + 3, to_string(info.status), -1, SQLITE_STATIC);
+  sqlite3_bind_double(stmt, first + 4, info.created);
+  sqlite3_bind_double(stmt, first + 5, info.updated);
+  sqlite3_bind_int64(stmt, first + 6, info.total_tasks);
+  sqlite3_bind_int64(stmt, first + 7, info.coordinator_pid);
+  bind_text(stmt, first + 8, info.host);
+  bind_text(stmt, first + 9, nodes);
+}
+
 // Resets a statement when the scope ends, so a half-read SELECT never holds a read transaction
 // open (which would pin the WAL and stall checkpoints).
 class ResetGuard {
@@ -693,17 +709,8 @@ Result<RunInfo> SqliteStore::create_run(RunInfo info) {
     sqlite3_bind_int64(ins, 2, key);
     bind_text(ins, 3, stem);
     sqlite3_bind_int64(ins, 4, n);
-    bind_text(ins, 5, info.workflow_name);
-    bind_text(ins, 6, info.workflow_path);
-    bind_text(ins, 7, info.workdir);
-    sqlite3_bind_text(ins, 8, to_string(info.status), -1, SQLITE_STATIC);
-    sqlite3_bind_double(ins, 9, info.created);
-    sqlite3_bind_double(ins, 10, info.updated);
-    sqlite3_bind_int64(ins, 11, info.total_tasks);
-    sqlite3_bind_int64(ins, 12, info.coordinator_pid);
-    bind_text(ins, 13, info.host);
     const std::string nodes = encode_nodes(info.nodes);
-    bind_text(ins, 14, nodes);
+    bind_run_fields(ins, 5, info, nodes);
     if (auto s = step_done(ins, "registering run '" + info.id + "'"); !s.ok()) {
       last = s;
       rollback();
@@ -723,17 +730,8 @@ Result<RunInfo> SqliteStore::create_run(RunInfo info) {
 Status SqliteStore::update_run(const RunInfo& info) {
   sqlite3_stmt* stmt = update_run_.get();
   bind_text(stmt, 1, info.id);
-  bind_text(stmt, 2, info.workflow_name);
-  bind_text(stmt, 3, info.workflow_path);
-  bind_text(stmt, 4, info.workdir);
-  sqlite3_bind_text(stmt, 5, to_string(info.status), -1, SQLITE_STATIC);
-  sqlite3_bind_double(stmt, 6, info.created);
-  sqlite3_bind_double(stmt, 7, info.updated);
-  sqlite3_bind_int64(stmt, 8, info.total_tasks);
-  sqlite3_bind_int64(stmt, 9, info.coordinator_pid);
-  bind_text(stmt, 10, info.host);
   const std::string nodes = encode_nodes(info.nodes);
-  bind_text(stmt, 11, nodes);
+  bind_run_fields(stmt, 2, info, nodes);
   if (auto s = step_done(stmt, "updating run '" + info.id + "'"); !s.ok()) return s;
   if (sqlite3_changes(db_) == 0) return unknown_run(info.id);
   return {};
