@@ -17,6 +17,10 @@ namespace chorus {
 using TaskId = std::uint32_t;
 inline constexpr TaskId kNoTask = ~TaskId{0};
 
+// Index of a service in WorkflowGraph::services (see core/service_spec.hpp).
+using ServiceId = std::uint32_t;
+inline constexpr ServiceId kNoService = ~ServiceId{0};
+
 enum class TaskKind : std::uint8_t { executable, mpi, function, service };
 const char* to_string(TaskKind kind);
 
@@ -58,6 +62,14 @@ struct TaskSpec {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<TaskId> after;  // dependencies: ids of tasks that must succeed first
+  // Services (WorkflowGraph::services) whose every replica must be ready before this task starts;
+  // it receives their endpoints as CHORUS_SERVICE_<NAME>.
+  std::vector<ServiceId> uses;
+  ServiceId service = kNoService;  // kind service: the service this task is a replica of
+  int replica = 0;                 // kind service: which replica (0-based)
+  // Also waits for TaskSubmitter::release() before it may start: a repeat group's gate, which
+  // tasks after the group depend on, is released when the group's last round is done.
+  bool held = false;
 
   Resources total() const { return per_rank * ranks; }
 };

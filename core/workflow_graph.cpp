@@ -30,6 +30,31 @@ Status validate_graph(const WorkflowGraph& graph) {
       if (d == i) return invalid_argument("task '" + t.name + "' depends on itself");
     }
   }
+  const auto services = graph.services.size();
+  for (const auto& t : graph.tasks) {
+    for (ServiceId u : t.uses) {
+      if (u >= services) return invalid_argument("task '" + t.name + "' uses an unknown service");
+    }
+    if (t.kind == TaskKind::service ? t.service >= services : t.service != kNoService)
+      return invalid_argument("task '" + t.name + "' is not a replica of a known service");
+  }
+  for (std::size_t s = 0; s < services; ++s) {
+    const auto& svc = graph.services[s];
+    if (svc.replicas < 1 || svc.replica_tasks.size() != static_cast<std::size_t>(svc.replicas))
+      return invalid_argument("service '" + svc.name + "' does not list its " +
+                              std::to_string(svc.replicas) + " replica task(s)");
+    for (std::size_t r = 0; r < svc.replica_tasks.size(); ++r) {
+      TaskId id = svc.replica_tasks[r];
+      if (id >= n || graph.tasks[id].service != s || graph.tasks[id].replica != static_cast<int>(r))
+        return invalid_argument("service '" + svc.name + "' lists a task that is not its replica");
+    }
+  }
+  for (const auto& g : graph.repeats) {
+    if (g.gate >= n || !graph.tasks[g.gate].held)
+      return invalid_argument("repeat group '" + g.name + "' has no held gate task");
+    if (g.max_rounds < 1 || !g.expand || !g.until)
+      return invalid_argument("repeat group '" + g.name + "' is incomplete");
+  }
   if (auto cycle = find_cycle(graph); !cycle.empty()) {
     return invalid_argument("dependency cycle: " + describe_cycle(graph, cycle));
   }

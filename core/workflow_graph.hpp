@@ -5,10 +5,12 @@
 // are unique, every `after` id is < tasks.size(), and the graph has no cycle.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/service_spec.hpp"
 #include "core/task_spec.hpp"
 
 namespace chorus {
@@ -25,12 +27,36 @@ struct SchedulerChoice {
   int weights_line = 0, weights_column = 0;
 };
 
+// The tasks of one round of a repeat group, built when the round before it succeeded.
+struct RoundPlan {
+  std::vector<TaskSpec> tasks;  // `after` holds ids of tasks outside the group (in the graph)
+  // Per task: indices into `tasks` that it waits for (dependencies inside the round).
+  std::vector<std::vector<std::uint32_t>> local_after;
+};
+
+// A `repeat:` block: a group of tasks run in rounds until a condition on what a round wrote holds
+// or max_rounds rounds ran. Round 1 is part of the graph; later rounds are submitted while the
+// run goes on (runtime/repeat_driver). Tasks after the group depend on its gate.
+struct RepeatGroup {
+  std::string name;
+  TaskId gate = kNoTask;  // a held no-op function task named like the group
+  int max_rounds = 1;
+  std::vector<TaskId> first_round;  // round 1's tasks
+  // Builds round `round` (2..max_rounds). An error fails the group with its message.
+  std::function<Result<RoundPlan>(int round)> expand;
+  // Whether the group is done after round `round` succeeded. An error fails the group.
+  std::function<Result<bool>(int round)> until;
+  int line = 0, column = 0;  // where it is declared (0 = built in code)
+};
+
 struct WorkflowGraph {
   std::string name;
   std::string source_path;  // the workflow file, or empty when built in code
   std::string workdir;      // absolute; where tasks run unless they say otherwise
   std::vector<TaskSpec> tasks;
   SchedulerChoice scheduler;
+  std::vector<ServiceSpec> services;  // their replicas are tasks of kind service
+  std::vector<RepeatGroup> repeats;
 
   // Appends a task, setting its id; returns the id.
   TaskId add(TaskSpec spec) {
