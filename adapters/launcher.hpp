@@ -62,6 +62,11 @@ class Launcher {
   // ("./gen: No such file or directory"); the coordinator fails that attempt with it.
   virtual Result<LaunchHandle> launch(const LaunchRequest& request) = 0;
 
+  // Sends what launch() buffered (a launcher that batches, e.g. one message per agent). The
+  // coordinator calls it once after each round's launches; launch() alone must not be assumed to
+  // have started anything before flush().
+  virtual void flush() {}
+
   // Appends every update that happened since the last call. Never blocks. Also where the launcher
   // enforces timeouts and escalates cancellation (SIGTERM, then SIGKILL after the grace period), so
   // the coordinator calls it at least by next_deadline().

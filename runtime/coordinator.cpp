@@ -341,6 +341,9 @@ class Coordinator::Impl final : public TaskSubmitter {
       }
     }
     launching_.clear();
+    for (std::size_t k = 0; k < launchers_.size(); ++k) {
+      if (launchers_[k] != nullptr && !seen_launcher(k)) launchers_[k]->flush();
+    }
   }
 
   void fill_request(const TaskSpec& spec, const TaskRuntime& r) {
