@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# smoke_hybrid.sh BIN_DIR [ROUNDS]: runs the hybrid example's loop by hand, without the Chorus
+# coordinator: one surrogate replica pair, ROUNDS rounds of (simulate with mpirun -n 2, evaluate,
+# score in 8 parts, select), then summary. Checks the files each step must leave and that the
+# surrogate stops with exit 0 on SIGTERM. Exits non-zero on the first failure.
+set -euo pipefail
+bin="$(cd "$1" && pwd)"
+rounds="${2:-3}"
+work="$(mktemp -d /tmp/hybrid-smoke.XXXXXX)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+
+# Two replicas, each on the first port from a random start that it manages to bind (another run of
+# this script, or anything else, may hold some).
+endpoints=()
+for r in 0 1; do
+  for port in $(seq $((20000 + RANDOM % 20000)) 1 $((40100))); do
+    "$bin/surrogate" --port "$port" --data . >"surrogate-$r.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 50); do
+      grep -q "^listening on" "surrogate-$r.log" 2>/dev/null && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if grep -q "^listening on" "surrogate-$r.log"; then
+      pids+=("$pid")
+      endpoints+=("$(sed -n 's/^listening on \(tcp:[^ ]*\)$/\1/p' "surrogate-$r.log")")
+      break
+    fi
+  done
+done
+[ "${#endpoints[@]}" -eq 2 ] || { echo "smoke: surrogate replicas did not start"; exit 1; }
+export CHORUS_SERVICE_SURROGATE="${endpoints[0]},${endpoints[1]}"
+echo "smoke: surrogate replicas at $CHORUS_SERVICE_SURROGATE"
+
+"$bin/hybrid_tool" init round-1/candidates.json 4 7
+for round in $(seq 1 "$rounds"); do
+  for cfg in 0 1 2 3; do
+    mpirun --oversubscribe -n 2 "$bin/heat_solver" "round-$round/candidates.json" "$cfg" \
+      "round-$round/sim-$cfg.json" >/dev/null
+    grep -q '"ranks":2' "round-$round/sim-$cfg.json"
+  done
+  CHORUS_TASK="learn.evaluate" "$bin/hybrid_tool" evaluate "$round"
+  test -s "round-$round/metrics.json"
+  for part in $(seq 0 7); do "$bin/hybrid_tool" score "$round" "$part" 8; done
+  "$bin/hybrid_tool" select "$round" 4
+  test -s "round-$((round + 1))/candidates.json"
+done
+"$bin/hybrid_tool" summary
+
+# SIGTERM: each replica exits 0.
+for p in "${pids[@]}"; do
+  kill -TERM "$p"
+  rc=0
+  wait "$p" || rc=$?
+  [ "$rc" -eq 0 ] || { echo "smoke: surrogate $p exited $rc on SIGTERM"; exit 1; }
+done
+pids=()
+echo "smoke: ok"
