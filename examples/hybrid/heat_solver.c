@@ -26,7 +26,9 @@ static const double SOURCE_STRENGTH = 200.0;
 static const double SOURCE_WIDTH = 0.06;
 static const double SENSOR_X = 0.7, SENSOR_Y = 0.6, SENSOR_R = 0.12;
 
-static double conductivity(double x, double b) { return 1.0 + 2.0 * b * x; }
+static double conductivity(double x, double b) {
+  return 1.0 + 2.0 * b * x;
+}
 
 /* Reads the whole file into a NUL-terminated buffer the caller frees; NULL on failure. */
 static char* read_file(const char* path) {
@@ -173,7 +175,8 @@ static double simulate(double a, double b, int rank, int size) {
     const double y = (j0 + lj) * h;
     for (int i = 1; i <= N; ++i) {
       const double x = i * h;
-      if ((x - SENSOR_X) * (x - SENSOR_X) + (y - SENSOR_Y) * (y - SENSOR_Y) <= SENSOR_R * SENSOR_R) {
+      if ((x - SENSOR_X) * (x - SENSOR_X) + (y - SENSOR_Y) * (y - SENSOR_Y) <=
+          SENSOR_R * SENSOR_R) {
         local[0] += u[(size_t)lj * width + i];
         local[1] += 1.0;
       }
