@@ -1,10 +1,12 @@
 #include "workflows/graph_builder.hpp"
 
 #include <algorithm>
-#include <filesystem>
+#include <memory>
 
 #include "core/text.hpp"
 #include "workflows/placeholder.hpp"
+#include "workflows/round_blueprint.hpp"
+#include "workflows/task_instance.hpp"
 
 namespace chorus {
 namespace {
@@ -13,26 +15,38 @@ namespace {
 // distance per member).
 constexpr std::uint64_t kMaxSuggestionMembers = 10'000;
 
-std::string resolve_dir(const std::string& base, const std::string& dir) {
-  std::filesystem::path p = std::filesystem::path(base) / dir;  // an absolute `dir` replaces base
-  std::string out = p.lexically_normal().string();
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
-}
-
 std::string plural(std::int64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 std::string task_kind_name(const TaskTemplate& t) {
-  return (t.sweep.empty() ? "task '" : "sweep '") + t.name + "'";
+  if (t.gate) return "repeat group '" + t.name + "'";
+  // A group's tasks have the variable `round`: only a foreach beyond it makes them a sweep.
+  const std::size_t own = t.sweep.size() - (t.group != kNoGroup ? 1 : 0);
+  return (own == 0 ? "task '" : "sweep '") + t.name + "'";
+}
+
+void set_key(KeyValues& env, const std::string& key, std::string value) {
+  for (auto& [k, v] : env) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  env.emplace_back(key, std::move(value));
 }
 
 }  // namespace
 
+std::string GraphBuilder::describe(std::size_t i) const {
+  const TaskTemplate& t = templates_[i];
+  return (t.gate ? "repeat group '" : "task '") + t.name + "'";
+}
+
 bool GraphBuilder::build(WorkflowGraph& graph) {
   const std::size_t before = diags_.reports();
   check_templates();
+  check_services();
   if (diags_.reports() != before) return false;
   if (!expand(graph)) return false;
   check_cycles(graph);
@@ -46,9 +60,16 @@ bool GraphBuilder::build(WorkflowGraph& graph) {
 
 void GraphBuilder::check_templates() {
   first_id_.assign(1, 0);
+  group_first_.assign(groups_.size(), templates_.size());
+  group_gate_.assign(groups_.size(), templates_.size());
   bool over_limit = false;
   for (std::size_t i = 0; i < templates_.size(); ++i) {
     const TaskTemplate& t = templates_[i];
+    if (t.group != kNoGroup) {
+      auto g = static_cast<std::size_t>(t.group);
+      group_first_[g] = std::min(group_first_[g], i);
+      if (t.gate) group_gate_[g] = i;
+    }
     auto [first, fresh] = by_name_.emplace(t.name, i);
     if (!fresh) {
       diags_.add(t.pos, "duplicate task name '" + t.name + "' (first defined on line " +
@@ -67,6 +88,47 @@ void GraphBuilder::check_templates() {
     }
     first_id_.push_back(over_limit ? so_far : so_far + size);
     check_placeholders(t);
+    check_fits(t);
+  }
+}
+
+void GraphBuilder::check_services() {
+  for (std::size_t s = 0; s < services_.size(); ++s) {
+    const ServiceTemplate& svc = services_[s];
+    const TaskTemplate& t = svc.task;
+    if (auto task = by_name_.find(t.name); task != by_name_.end()) {
+      const TaskTemplate& other = templates_[task->second];
+      diags_.add(t.pos, "service '" + t.name + "' has the same name as " +
+                            (other.gate ? "repeat group '" : "task '") + other.name + "' (line " +
+                            std::to_string(other.pos.line) +
+                            "); services, tasks and repeat groups share one set of names");
+    }
+    auto [first, fresh] = service_by_name_.emplace(t.name, s);
+    if (!fresh) {
+      diags_.add(t.pos, "duplicate service name '" + t.name + "' (first defined on line " +
+                            std::to_string(services_[first->second].task.pos.line) + ")");
+    }
+    const KeyValues vars = service_placeholders(svc.spec, 0);
+    const bool has_port = vars.size() > 1;
+    auto check = [&](const LocatedText& text, const std::string& field) {
+      if (!has_braces(text.text)) return;
+      const std::string where = "in " + field + " of service '" + t.name + "'";
+      auto r = substitute_placeholders(text.text, vars, where);
+      if (r.ok()) return;
+      KeyValues with_port = vars;
+      if (!has_port) with_port.emplace_back("port", "1");
+      if (!has_port && substitute_placeholders(text.text, with_port).ok()) {
+        diags_.add(text.pos, "'{port}' " + where + " needs a tcp or http 'ready' probe (it is " +
+                                 "the probe's port + the replica number); this one is '" +
+                                 to_string(svc.spec.ready.kind) + "'");
+      } else {
+        diags_.add(text.pos, r.status().message());
+      }
+    };
+    for (const auto& a : t.argv) check(a, "the command");
+    if (t.argv.empty()) check(t.shell_command, "the command");
+    for (const auto& [k, v] : t.env) check(v, "env '" + k + "'");
+    if (t.workdir) check(*t.workdir, "the workdir");
     check_fits(t);
   }
 }
@@ -91,7 +153,8 @@ void GraphBuilder::check_placeholders(const TaskTemplate& t) {
 void GraphBuilder::check_fits(const TaskTemplate& t) {
   const Resources& node = limits_.largest_node;
   if (node.cores <= 0) return;
-  const std::string head = "task '" + t.name + "' can never run here: needs ";
+  const std::string head = std::string(t.kind == TaskKind::service ? "service '" : "task '") +
+                           t.name + "' can never run here: needs ";
   const std::string& machine = limits_.machine_phrase;
   const std::int64_t cores = static_cast<std::int64_t>(t.per_rank.cores) * t.ranks;
   if (t.ranks > 1 && cores > node.cores) {
@@ -131,19 +194,44 @@ std::optional<std::uint64_t> GraphBuilder::find_member(std::size_t tmpl, const s
   return found->second;
 }
 
+bool GraphBuilder::check_group_access(std::size_t from, std::size_t to, const LocatedText& ref) {
+  const TaskTemplate& f = templates_[from];
+  const TaskTemplate& t = templates_[to];
+  if (t.group == kNoGroup) return true;
+  const std::string& group = groups_[static_cast<std::size_t>(t.group)].name;
+  if (t.gate) {
+    if (f.group != t.group) return true;
+    diags_.add(ref.pos, describe(from) + " is inside repeat group '" + group +
+                            "' and cannot depend on the group itself (names inside the group "
+                            "mean the same round's tasks)");
+    return false;
+  }
+  if (f.group == t.group && !f.gate) return true;
+  if (f.gate && f.group == t.group) {
+    diags_.add(ref.pos, "repeat group '" + group + "' depends on its own task '" + t.name +
+                            "': its 'after' names tasks outside the group that round 1 waits for");
+    return false;
+  }
+  diags_.add(ref.pos, describe(from) + " depends on '" + ref.text + "', but '" + t.name +
+                          "' is inside repeat group '" + group + "'; depend on '" + group +
+                          "' instead");
+  return false;
+}
+
 std::optional<GraphBuilder::Target> GraphBuilder::resolve(std::size_t from,
                                                           const LocatedText& ref) {
-  const std::string& self = templates_[from].name;
-  const std::string head = "task '" + self + "' depends on ";
+  const TaskTemplate& self = templates_[from];
+  const std::string head = describe(from) + " depends on ";
   if (auto it = by_name_.find(ref.text); it != by_name_.end()) {
     if (it->second == from) {
-      diags_.add(ref.pos, templates_[from].sweep.empty()
-                              ? "task '" + self + "' depends on itself"
-                              : "sweep '" + self +
-                                    "' depends on itself (every member would wait "
-                                    "for every member, itself included)");
+      const std::string what = task_kind_name(self);
+      diags_.add(ref.pos, what + " depends on itself" +
+                              (what.starts_with("sweep") ? " (every member would wait for every "
+                                                           "member, itself included)"
+                                                         : ""));
       return std::nullopt;
     }
+    if (!check_group_access(from, it->second, ref)) return std::nullopt;
     return Target{it->second, kAll};
   }
   const std::size_t bracket = ref.text.find('[');
@@ -151,21 +239,35 @@ std::optional<GraphBuilder::Target> GraphBuilder::resolve(std::size_t from,
     auto base = by_name_.find(ref.text.substr(0, bracket));
     if (base != by_name_.end() && !templates_[base->second].sweep.empty()) {
       const std::size_t tmpl = base->second;
-      if (auto m = find_member(tmpl, ref.text)) return Target{tmpl, *m};
+      if (!check_group_access(from, tmpl, ref)) return std::nullopt;
       const TaskTemplate& t = templates_[tmpl];
+      std::string name = ref.text;
+      // Inside a group, "simulate[cfg=0]" means the member of the same round.
+      if (t.group != kNoGroup && t.group == self.group &&
+          ref.text.compare(bracket + 1, 6, "round=") != 0) {
+        name.insert(bracket + 1,
+                    ref.text.compare(bracket + 1, 1, "]") == 0 ? "round=1" : "round=1,");
+      }
+      if (auto m = find_member(tmpl, name)) return Target{tmpl, *m};
       std::string hint;
       if (first_id_[tmpl + 1] - first_id_[tmpl] <= kMaxSuggestionMembers) {
         std::vector<std::string> names;
-        for (const auto& [name, m] : members_[tmpl]) names.push_back(name);
+        for (const auto& [member, m] : members_[tmpl]) names.push_back(member);
         std::sort(names.begin(), names.end());
-        hint = did_you_mean(ref.text, names);
+        hint = did_you_mean(name, names);
       }
       if (hint.empty())
         hint = " (members are named like '" + member_name(t.name, sweep_member(t.sweep, 0)) + "')";
-      diags_.add(ref.pos, head + "unknown task '" + ref.text + "': sweep '" + t.name +
-                              "' has no such member" + hint);
+      diags_.add(ref.pos, head + "unknown task '" + ref.text + "': " + task_kind_name(t) +
+                              " has no such member" + hint);
       return std::nullopt;
     }
+  }
+  if (service_by_name_.count(ref.text) != 0) {
+    diags_.add(ref.pos, head + "'" + ref.text + "', but '" + ref.text +
+                            "' is a service: use `uses:` (a task using a service starts once "
+                            "every replica is ready)");
+    return std::nullopt;
   }
   std::vector<std::string> names;
   names.reserve(templates_.size());
@@ -174,14 +276,41 @@ std::optional<GraphBuilder::Target> GraphBuilder::resolve(std::size_t from,
   return std::nullopt;
 }
 
+std::vector<ServiceId> GraphBuilder::resolve_uses(std::size_t i) {
+  const TaskTemplate& t = templates_[i];
+  std::vector<ServiceId> out;
+  for (const LocatedText& u : t.uses) {
+    auto it = service_by_name_.find(u.text);
+    if (it != service_by_name_.end()) {
+      out.push_back(static_cast<ServiceId>(it->second));
+      continue;
+    }
+    if (by_name_.count(u.text) != 0) {
+      diags_.add(u.pos, describe(i) + " uses '" + u.text +
+                            "', which is a task, not a service: " + "wait for it with 'after:'");
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const auto& s : services_) names.push_back(s.task.name);
+    diags_.add(u.pos, describe(i) + " uses unknown service '" + u.text + "'" +
+                          (names.empty() ? std::string(" (the workflow has no 'services:')")
+                                         : did_you_mean(u.text, names)));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 bool GraphBuilder::expand(WorkflowGraph& graph) {
   const std::size_t before = diags_.reports();
   // `after` entries without placeholders resolve once per template; the others per member.
   std::vector<std::vector<std::optional<Target>>> fixed(templates_.size());
+  uses_.assign(templates_.size(), {});
   for (std::size_t i = 0; i < templates_.size(); ++i) {
     for (const auto& ref : templates_[i].after) {
       fixed[i].push_back(has_braces(ref.text) ? std::nullopt : resolve(i, ref));
     }
+    uses_[i] = resolve_uses(i);
   }
   if (diags_.reports() != before) return false;
   if (!check_edge_count(fixed)) return false;
@@ -189,66 +318,93 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
   graph.tasks.clear();
   graph.tasks.reserve(first_id_.back());
   std::uint64_t edges = 0;
-  auto sub = [&](const LocatedText& text, const KeyValues& vars, const std::string& name) {
-    auto r = substitute_placeholders(text.text, vars, "in task '" + name + "'");
-    if (!r.ok()) {
-      diags_.add(text.pos, r.status().message());
-      return std::string{};
+  // Round 1 of each group, as the blueprint of its later rounds.
+  std::vector<std::vector<RoundBlueprint::Member>> rounds(groups_.size());
+  auto add_target = [&](const Target& target, std::vector<TaskId>& after) {
+    const std::uint64_t lo = first_id_[target.tmpl];
+    if (target.member == kAll) {
+      for (std::uint64_t d = lo; d < first_id_[target.tmpl + 1]; ++d) {
+        after.push_back(static_cast<TaskId>(d));
+      }
+    } else {
+      after.push_back(static_cast<TaskId>(lo + target.member));
     }
-    return std::move(*r);
   };
   for (std::size_t i = 0; i < templates_.size(); ++i) {
     const TaskTemplate& t = templates_[i];
+    if (t.gate) {
+      TaskSpec gate;
+      gate.name = t.name;
+      gate.kind = TaskKind::function;
+      gate.per_rank = Resources{0, 0, 0};
+      gate.held = true;
+      gate.fn = [] { return Status{}; };
+      const auto g = static_cast<std::size_t>(t.group);
+      for (std::uint64_t d = first_id_[group_first_[g]]; d < first_id_[i]; ++d) {
+        gate.after.push_back(static_cast<TaskId>(d));
+      }
+      edges += gate.after.size();
+      graph.add(std::move(gate));
+      continue;
+    }
     const std::uint64_t members = first_id_[i + 1] - first_id_[i];
     std::vector<bool> reported(t.after.size(), false);
     for (std::uint64_t m = 0; m < members; ++m) {
       TaskSpec spec;
       spec.params = t.sweep.empty() ? KeyValues{} : sweep_member(t.sweep, m);
       spec.name = t.sweep.empty() ? t.name : member_name(t.name, spec.params);
-      const KeyValues& vars = spec.params;
-      spec.kind = t.kind;
-      spec.user = t.user;
-      spec.per_rank = t.per_rank;
-      spec.ranks = t.ranks;
-      if (!t.shell) {
-        spec.cmd.argv.reserve(t.argv.size());
-        for (const auto& a : t.argv) spec.cmd.argv.push_back(sub(a, vars, spec.name));
-      } else if (!t.argv.empty()) {
-        for (const auto& a : t.argv) {
-          if (!spec.cmd.shell.empty()) spec.cmd.shell += ' ';
-          spec.cmd.shell += sub(a, vars, spec.name);
-        }
-      } else {
-        spec.cmd.shell = sub(t.shell_command, vars, spec.name);
-      }
-      for (const auto& [k, v] : t.env) spec.env.emplace_back(k, sub(v, vars, spec.name));
-      if (t.workdir) spec.workdir = resolve_dir(graph.workdir, sub(*t.workdir, vars, spec.name));
-      spec.timeout = t.timeout;
-      spec.retries = t.retries;
-      spec.estimate = t.estimate;
-      for (const auto& o : t.outputs) spec.outputs.push_back(sub(o, vars, spec.name));
-      for (const auto& in : t.inputs) spec.inputs.push_back(sub(in, vars, spec.name));
+      (void)instantiate_task(t, spec.params, graph.workdir, spec, &diags_);
+      spec.uses = uses_[i];
       for (std::size_t a = 0; a < t.after.size(); ++a) {
         std::optional<Target> target = fixed[i][a];
         if (has_braces(t.after[a].text)) {
           if (reported[a]) continue;
-          LocatedText ref{sub(t.after[a], vars, spec.name), t.after[a].pos};
+          auto text =
+              substitute_placeholders(t.after[a].text, spec.params, "in task '" + spec.name + "'");
+          if (!text.ok()) {
+            diags_.add(t.after[a].pos, text.status().message());
+            reported[a] = true;
+            continue;
+          }
+          LocatedText ref{std::move(*text), t.after[a].pos};
           const std::size_t mark = diags_.reports();
           target = resolve(i, ref);
           if (target && target->tmpl == i && target->member == m) {
             diags_.add(ref.pos, "task '" + spec.name + "' depends on itself");
             target.reset();
           }
+          if (target && t.group != kNoGroup &&
+              t.after[a].text.find("{round}") != std::string::npos &&
+              templates_[target->tmpl].group != t.group) {
+            diags_.add(ref.pos, "'{round}' in 'after' of task '" + t.name +
+                                    "' may only name tasks of its repeat group '" +
+                                    groups_[static_cast<std::size_t>(t.group)].name +
+                                    "' (names inside the group already mean the same round)");
+            target.reset();
+          }
           if (diags_.reports() != mark) reported[a] = true;
         }
-        if (!target) continue;
-        const std::uint64_t lo = first_id_[target->tmpl];
-        if (target->member == kAll) {
-          for (std::uint64_t d = lo; d < first_id_[target->tmpl + 1]; ++d) {
-            spec.after.push_back(static_cast<TaskId>(d));
+        if (target) add_target(*target, spec.after);
+      }
+      if (t.group != kNoGroup) {
+        const auto g = static_cast<std::size_t>(t.group);
+        std::sort(spec.after.begin(), spec.after.end());
+        spec.after.erase(std::unique(spec.after.begin(), spec.after.end()), spec.after.end());
+        RoundBlueprint::Member member;
+        member.tmpl = static_cast<std::uint32_t>(i - group_first_[g]);
+        member.member = m;
+        const TaskId lo = static_cast<TaskId>(first_id_[group_first_[g]]);
+        const TaskId hi = static_cast<TaskId>(first_id_[group_gate_[g]]);
+        for (TaskId d : spec.after) {
+          if (d >= lo && d < hi) {
+            member.local_after.push_back(d - lo);
+          } else {
+            member.after.push_back(d);
           }
-        } else {
-          spec.after.push_back(static_cast<TaskId>(lo + target->member));
+        }
+        rounds[g].push_back(std::move(member));
+        for (const auto& target : fixed[group_gate_[g]]) {
+          if (target) add_target(*target, spec.after);
         }
       }
       std::sort(spec.after.begin(), spec.after.end());
@@ -264,7 +420,60 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
       graph.add(std::move(spec));
     }
   }
+  if (diags_.reports() != before) return false;
+  add_services(graph);
+
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const RepeatTemplate& src = groups_[g];
+    std::vector<TaskTemplate> group_templates(
+        templates_.begin() + static_cast<std::ptrdiff_t>(group_first_[g]),
+        templates_.begin() + static_cast<std::ptrdiff_t>(group_gate_[g]));
+    std::vector<std::vector<ServiceId>> group_uses(
+        uses_.begin() + static_cast<std::ptrdiff_t>(group_first_[g]),
+        uses_.begin() + static_cast<std::ptrdiff_t>(group_gate_[g]));
+    RepeatGroup group;
+    group.name = src.name;
+    group.gate = static_cast<TaskId>(first_id_[group_gate_[g]]);
+    group.max_rounds = src.max_rounds;
+    group.line = src.pos.line;
+    group.column = src.pos.column;
+    for (auto d = first_id_[group_first_[g]]; d < first_id_[group_gate_[g]]; ++d) {
+      group.first_round.push_back(static_cast<TaskId>(d));
+    }
+    auto blueprint = std::make_shared<const RoundBlueprint>(
+        src.name, src.max_rounds, graph.workdir, std::move(group_templates), std::move(group_uses),
+        std::move(rounds[g]));
+    group.expand = [blueprint](int round) { return blueprint->expand(round); };
+    const std::string where = "repeat group '" + src.name + "' (" + graph.source_path + ":" +
+                              std::to_string(src.pos.line) + ")";
+    group.until = [condition = src.until, workdir = graph.workdir, where](int round) {
+      return evaluate_until(condition, round, workdir, where);
+    };
+    graph.repeats.push_back(std::move(group));
+  }
   return diags_.reports() == before;
+}
+
+void GraphBuilder::add_services(WorkflowGraph& graph) {
+  for (std::size_t s = 0; s < services_.size(); ++s) {
+    const ServiceTemplate& svc = services_[s];
+    ServiceSpec spec = svc.spec;
+    spec.replica_tasks.clear();
+    for (int r = 0; r < spec.replicas; ++r) {
+      TaskSpec task;
+      const KeyValues vars = service_placeholders(spec, r);
+      task.name = spec.replicas == 1 ? svc.task.name
+                                     : member_name(svc.task.name, {{"replica", std::to_string(r)}});
+      (void)instantiate_task(svc.task, vars, graph.workdir, task, &diags_);
+      task.kind = TaskKind::service;
+      task.service = static_cast<ServiceId>(s);
+      task.replica = r;
+      set_key(task.env, "CHORUS_REPLICA", std::to_string(r));
+      if (vars.size() > 1) set_key(task.env, "CHORUS_SERVICE_PORT", vars[1].second);
+      spec.replica_tasks.push_back(graph.add(std::move(task)));
+    }
+    graph.services.push_back(std::move(spec));
+  }
 }
 
 bool GraphBuilder::check_edge_count(const std::vector<std::vector<std::optional<Target>>>& fixed) {

@@ -16,15 +16,16 @@ constexpr std::int64_t kMaxRetries = 10'000;
 // foreach lists and ranges are bounded by the workflow's task limit before expansion.
 constexpr std::uint64_t kMaxSweepValues = 1'000'000;
 
-const std::vector<std::string> kDefaultsKeys = {"cores",   "memory", "gpus",    "retries",
-                                                "timeout", "env",    "workdir", "shell"};
+const std::vector<std::string> kDefaultsKeys = {"cores", "memory",  "gpus",  "retries", "timeout",
+                                                "env",   "workdir", "shell", "uses"};
 
 const KeyChecker& task_keys() {
   static const KeyChecker checker(
-      {"name",        "command",  "shell",   "after",   "foreach",        "cores",         "memory",
-       "gpus",        "env",      "workdir", "retries", "timeout",        "outputs",       "inputs",
-       "description", "estimate", "kind",    "ranks",   "cores_per_rank", "gpus_per_rank", "user"},
-      {"uses"},
+      {"name",           "command",       "shell",       "after",    "foreach", "cores",
+       "memory",         "gpus",          "env",         "workdir",  "retries", "timeout",
+       "outputs",        "inputs",        "description", "estimate", "kind",    "ranks",
+       "cores_per_rank", "gpus_per_rank", "user",        "uses"},
+      {},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}});
   return checker;
@@ -41,9 +42,25 @@ const KeyChecker& defaults_keys() {
     misplaced.emplace_back("user",
                            "'user' cannot be set in defaults: set it at the top level "
                            "(for every task) or in a task");
-    return KeyChecker(kDefaultsKeys, {"uses"}, std::move(misplaced));
+    return KeyChecker(kDefaultsKeys, {}, std::move(misplaced));
   }();
   return checker;
+}
+
+// `uses: [a, b]` or `uses: a`: service names, checked against `services:` by the graph builder.
+std::optional<std::vector<LocatedText>> read_uses(const MapEntry& e, const std::string& label,
+                                                  DiagnosticList& diags) {
+  auto list = read_string_list(e, label, true, diags);
+  if (!list) return std::nullopt;
+  bool ok = true;
+  for (const auto& u : *list) {
+    if (u.text.empty()) {
+      diags.add(u.pos, "an empty service name in " + label);
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return list;
 }
 
 bool is_identifier(const std::string& s) {
@@ -53,29 +70,29 @@ bool is_identifier(const std::string& s) {
   });
 }
 
-// Why `name` cannot be a task name, or "" when it can.
-std::string name_problem(const std::string& name) {
+}  // namespace
+
+std::string name_problem(const std::string& name, const std::string& what) {
   if (name.empty() ||
       std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c) != 0; })) {
-    return "a task name must not be empty";
+    return "a " + what + " name must not be empty";
   }
   for (char c : name) {
     if (c == '[' || c == ']' || c == '/') {
-      return "task name '" + name + "' must not contain '[', ']' or '/'" +
+      return what + " name '" + name + "' must not contain '[', ']' or '/'" +
              (c == '/' ? "" : " (sweep members get '[...]' added to their name)");
     }
     if (c == '{' || c == '}') {
-      return "task name '" + name + "' must not contain '{' or '}' (they would read as " +
+      return what + " name '" + name + "' must not contain '{' or '}' (they would read as " +
              "placeholders where the name is used in 'after')";
     }
     if (std::iscntrl(static_cast<unsigned char>(c))) {
-      return "task name '" + name + "' must not contain control characters";
+      return what + " name '" + name + "' must not contain control characters";
     }
   }
   return {};
 }
 
-// Reads the resource, retry and timeout keys shared by tasks and defaults.
 void read_common(const MapEntry& e, const std::string& where, Resources& r, Position& cores_pos,
                  Position& memory_pos, Position& gpus_pos, int& retries, Duration& timeout,
                  DiagnosticList& diags) {
@@ -101,6 +118,8 @@ void read_common(const MapEntry& e, const std::string& where, Resources& r, Posi
     if (auto v = read_duration(e, label, diags)) timeout = *v;
   }
 }
+
+namespace {
 
 std::optional<std::vector<SweepVariable>> read_foreach(const MapEntry& e, const std::string& task,
                                                        DiagnosticList& diags) {
@@ -178,13 +197,13 @@ std::optional<std::vector<SweepVariable>> read_foreach(const MapEntry& e, const 
   return vars;
 }
 
-// Fills t.shell / t.argv / t.shell_command. `shell` is the task's or the inherited value;
-// `shell_explicit` whether the task itself wrote `shell:`.
+}  // namespace
+
 bool read_command(const MapEntry* e, Position task_pos, bool shell, bool shell_explicit,
-                  TaskTemplate& t, DiagnosticList& diags) {
-  const std::string label = "'command' of task '" + t.name + "'";
+                  const std::string& what, TaskTemplate& t, DiagnosticList& diags) {
+  const std::string label = "'command' of " + what + " '" + t.name + "'";
   if (e == nullptr) {
-    diags.add(task_pos, "task '" + t.name + "' has no 'command'");
+    diags.add(task_pos, what + " '" + t.name + "' has no 'command'");
     return false;
   }
   if (e->value.IsScalar()) {
@@ -228,8 +247,6 @@ bool read_command(const MapEntry* e, Position task_pos, bool shell, bool shell_e
   return false;
 }
 
-}  // namespace
-
 void set_env(EnvEntries& env, const std::string& key, LocatedText value) {
   for (auto& [k, v] : env) {
     if (k == key) {
@@ -257,6 +274,8 @@ TaskDefaults read_defaults(const MapEntry* entry, TaskDefaults base, DiagnosticL
       }
     } else if (e.key == "shell") {
       if (auto b = read_bool(e, "'shell' in defaults", diags)) base.shell = *b;
+    } else if (e.key == "uses") {
+      if (auto list = read_uses(e, "'uses' in defaults", diags)) base.uses = std::move(*list);
     } else {
       read_common(e, "in defaults", base.per_rank, base.cores_pos, base.memory_pos, base.gpus_pos,
                   base.retries, base.timeout, diags);
@@ -282,7 +301,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   bool named = false;
   for (auto it = node.begin(); it != node.end() && !named; ++it) {
     if (it->first.IsScalar() && it->first.Scalar() == "name" && it->second.IsScalar() &&
-        name_problem(it->second.Scalar()).empty()) {
+        name_problem(it->second.Scalar(), "task").empty()) {
       named = true;
       t.name = it->second.Scalar();
     }
@@ -301,7 +320,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
     diags.add(name->value_pos,
               "the name of " + numbered + " must be a string, got " + describe_node(name->value));
     ok = false;
-  } else if (std::string why = name_problem(name->value.Scalar()); !why.empty()) {
+  } else if (std::string why = name_problem(name->value.Scalar(), "task"); !why.empty()) {
     diags.add(name->value_pos, why);
     ok = false;
   } else {
@@ -318,7 +337,9 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
       ok = false;
     }
   }
-  ok = read_command(find_entry(entries, "command"), t.pos, shell, shell_explicit, t, diags) && ok;
+  ok = read_command(find_entry(entries, "command"), t.pos, shell, shell_explicit, "task", t,
+                    diags) &&
+       ok;
 
   t.per_rank = defaults.per_rank;
   t.cores_pos = defaults.cores_pos;
@@ -329,6 +350,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   t.env = defaults.env;
   t.workdir = defaults.workdir;
   t.user = defaults.user;
+  t.uses = defaults.uses;
   for (const MapEntry& e : entries) {
     const std::string label = "'" + e.key + "' " + where;
     if (e.key == "after") {
@@ -341,6 +363,8 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
           }
         }
       }
+    } else if (e.key == "uses") {
+      if (auto list = read_uses(e, label, diags)) t.uses = std::move(*list);
     } else if (e.key == "foreach") {
       if (auto vars = read_foreach(e, t.name, diags)) {
         t.sweep = std::move(*vars);
@@ -392,12 +416,14 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
         t.kind = TaskKind::mpi;
         t.kind_pos = e.value_pos;
       } else if (*kind == "service") {
-        diags.add(e.value_pos, "kind '" + *kind + "' is not supported yet");
+        diags.add(e.value_pos,
+                  "kind 'service' is not a task kind: declare services under the "
+                  "top-level 'services:' and name them in the task's 'uses:'");
       } else if (*kind == "function") {
         diags.add(e.value_pos, "kind 'function' is only available from the C++ API");
       } else {
         diags.add(e.value_pos, "unknown kind '" + *kind + "' " + where +
-                                   did_you_mean(*kind, {"executable", "mpi", "service"}));
+                                   did_you_mean(*kind, {"executable", "mpi"}));
       }
     } else {
       read_common(e, where, t.per_rank, t.cores_pos, t.memory_pos, t.gpus_pos, t.retries, t.timeout,

@@ -21,4 +21,21 @@ TaskDefaults read_defaults(const MapEntry* entry, TaskDefaults base, DiagnosticL
 std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
                                       const TaskDefaults& defaults, DiagnosticList& diags);
 
+// Helpers shared with service_reader and repeat_reader.
+
+// Why `name` cannot name a task (or a service, a repeat group: `what`), or "" when it can.
+std::string name_problem(const std::string& name, const std::string& what);
+
+// Reads one of the resource, retry and timeout keys (cores, gpus, memory, retries, timeout) of a
+// task or defaults; other keys are ignored. `where` ends messages ("in task 'a'").
+void read_common(const MapEntry& e, const std::string& where, Resources& r, Position& cores_pos,
+                 Position& memory_pos, Position& gpus_pos, int& retries, Duration& timeout,
+                 DiagnosticList& diags);
+
+// Fills t.shell / t.argv / t.shell_command from `command:` (nullptr = missing, an error). `shell`
+// is the entry's or the inherited value; `shell_explicit` whether the entry itself wrote
+// `shell:`. `what` ("task", "service") names the entry in messages. False when it reported.
+bool read_command(const MapEntry* e, Position task_pos, bool shell, bool shell_explicit,
+                  const std::string& what, TaskTemplate& t, DiagnosticList& diags);
+
 }  // namespace chorus

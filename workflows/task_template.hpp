@@ -27,8 +27,12 @@ struct TaskDefaults {
   bool shell = false;
   EnvEntries env;  // top-level env, then defaults env (later entries override earlier ones)
   std::optional<LocatedText> workdir;
-  std::string user;  // the top-level `user:`
+  std::string user;               // the top-level `user:`
+  std::vector<LocatedText> uses;  // `uses:` in defaults; a task's own `uses:` replaces it
 };
+
+// No repeat group: the template is a task at the top level of `tasks:`.
+inline constexpr int kNoGroup = -1;
 
 struct TaskTemplate {
   std::string name;
@@ -53,6 +57,11 @@ struct TaskTemplate {
   Duration estimate{0};
   std::vector<LocatedText> outputs;
   std::vector<LocatedText> inputs;
+  std::vector<LocatedText> uses;  // service names, never placeholders
+  // Index of the repeat group (in the order of `tasks:`) this task belongs to, or kNoGroup. A
+  // group's tasks carry the variable `round` first in `sweep` (round 1 while loading).
+  int group = kNoGroup;
+  bool gate = false;  // the held no-op task named like group `group` (no command)
 };
 
 // Sets or overrides `key` in `env`, keeping the first position of the key in the order.

@@ -13,6 +13,8 @@
 #include "workflows/key_checker.hpp"
 #include "workflows/node_reader.hpp"
 #include "workflows/placeholder.hpp"
+#include "workflows/repeat_reader.hpp"
+#include "workflows/service_reader.hpp"
 #include "workflows/task_reader.hpp"
 #include "workflows/workflow_source.hpp"
 
@@ -22,19 +24,24 @@ namespace {
 const KeyChecker& top_level_keys() {
   static const KeyChecker checker = [] {
     const std::string top =
-        " (the top level holds name, description, user, scheduler, defaults, tasks, workdir, env)";
+        " (the top level holds name, description, user, scheduler, defaults, services, tasks, "
+        "workdir, env)";
     std::vector<std::pair<std::string, std::string>> misplaced;
     for (const char* k : {"cores", "memory", "gpus", "retries", "timeout", "shell"}) {
       misplaced.emplace_back(k, "'" + std::string(k) +
                                     "' cannot be set at the top level; put it under 'defaults:' "
                                     "to apply it to every task");
     }
-    for (const char* k : {"command", "after", "foreach", "outputs", "inputs", "estimate", "kind"}) {
+    for (const char* k :
+         {"command", "after", "foreach", "outputs", "inputs", "estimate", "kind", "uses"}) {
       misplaced.emplace_back(k, "'" + std::string(k) + "' belongs in a task under 'tasks:'" + top);
     }
-    return KeyChecker(
-        {"name", "description", "user", "scheduler", "defaults", "tasks", "workdir", "env"},
-        {"services"}, std::move(misplaced));
+    misplaced.emplace_back("repeat",
+                           "'repeat' blocks are entries of 'tasks:' ('- repeat: NAME' with "
+                           "max_rounds, until and tasks)");
+    return KeyChecker({"name", "description", "user", "scheduler", "defaults", "services", "tasks",
+                       "workdir", "env"},
+                      {}, std::move(misplaced));
   }();
   return checker;
 }
@@ -184,10 +191,40 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
     diags.add(tasks->value_pos, "'tasks' is empty: a workflow needs at least one task");
     return false;
   }
+  std::vector<ServiceTemplate> services;
+  if (const MapEntry* e = find_entry(entries, "services")) {
+    // Services do not inherit `uses:` from defaults (a service cannot use a service).
+    TaskDefaults service_defaults = defaults;
+    service_defaults.uses.clear();
+    services = read_services(*e, service_defaults, diags);
+  }
+  // A repeat group becomes its tasks (marked with the group's index) followed by its gate.
   std::vector<TaskTemplate> templates;
+  std::vector<RepeatTemplate> groups;
   templates.reserve(tasks->value.size());
   std::size_t index = 0;
   for (const YAML::Node& node : tasks->value) {
+    if (is_repeat_entry(node)) {
+      auto g = read_repeat(node, index++, defaults, diags);
+      if (!g) continue;
+      const int group = static_cast<int>(groups.size());
+      for (TaskTemplate& t : g->tasks) {
+        t.group = group;
+        templates.push_back(std::move(t));
+      }
+      g->tasks.clear();
+      TaskTemplate gate;
+      gate.name = g->name;
+      gate.pos = g->pos;
+      gate.kind = TaskKind::function;
+      gate.per_rank = Resources{0, 0, 0};
+      gate.group = group;
+      gate.gate = true;
+      gate.after = g->after;
+      templates.push_back(std::move(gate));
+      groups.push_back(std::move(*g));
+      continue;
+    }
     if (auto t = read_task(node, index++, defaults, diags)) templates.push_back(std::move(*t));
   }
   if (!diags.empty()) return false;
@@ -196,7 +233,9 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
   limits.max_tasks = kMaxWorkflowTasks;
   limits.largest_node = options.largest_node;
   limits.machine_phrase = options.machine_phrase;
-  return GraphBuilder(std::move(templates), std::move(limits), diags).build(graph);
+  return GraphBuilder(std::move(templates), std::move(services), std::move(groups),
+                      std::move(limits), diags)
+      .build(graph);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ TEST_CASE("Workflows.Errors.MisplacedKeysSayWhereTheyBelong") {
 
 TEST_CASE("Workflows.Errors.ReservedKeysAreRefused") {
   std::string m = error_of(R"Y(scheduler: {queue: fifo, planner: heft}
-services: []
+services: {}
 user: bob
 tasks:
   - name: a
@@ -92,9 +92,11 @@ tasks:
     kind: exectuable
 )Y");
   check_has_line(m, "wf.yaml:1:26: 'planner' is not supported yet");
-  check_has_line(m, "wf.yaml:2:1: 'services' is not supported yet");
-  check_has_line(m, "wf.yaml:11:11: kind 'service' is not supported yet");
-  check_has_line(m, "wf.yaml:12:5: 'uses' is not supported yet");
+  check_has_line(m, "wf.yaml:2:11: 'services' must be a list of services (each '- name: ...'), "
+                    "got a map");
+  check_has_line(m,
+                 "wf.yaml:11:11: kind 'service' is not a task kind: declare services under the "
+                 "top-level 'services:' and name them in the task's 'uses:'");
   check_has_line(m,
                  "wf.yaml:16:11: unknown kind 'exectuable' in task 'c' (did you mean "
                  "'executable'?)");

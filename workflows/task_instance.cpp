@@ -1,0 +1,54 @@
+#include "workflows/task_instance.hpp"
+
+#include <filesystem>
+
+#include "workflows/placeholder.hpp"
+
+namespace chorus {
+
+std::string resolve_dir(const std::string& base, const std::string& dir) {
+  std::filesystem::path p = std::filesystem::path(base) / dir;  // an absolute `dir` replaces base
+  std::string out = p.lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+Status instantiate_task(const TaskTemplate& t, const KeyValues& vars, const std::string& workdir,
+                        TaskSpec& spec, DiagnosticList* diags) {
+  Status first;
+  const std::string context = "in task '" + spec.name + "'";
+  auto sub = [&](const LocatedText& text) {
+    if (!has_braces(text.text)) return text.text;
+    auto r = substitute_placeholders(text.text, vars, context);
+    if (r.ok()) return std::move(*r);
+    if (diags != nullptr) diags->add(text.pos, r.status().message());
+    if (first.ok()) first = r.status();
+    return std::string{};
+  };
+  spec.kind = t.kind;
+  spec.user = t.user;
+  spec.per_rank = t.per_rank;
+  spec.ranks = t.ranks;
+  if (!t.shell) {
+    spec.cmd.argv.reserve(t.argv.size());
+    for (const auto& a : t.argv) spec.cmd.argv.push_back(sub(a));
+  } else if (!t.argv.empty()) {
+    for (const auto& a : t.argv) {
+      if (!spec.cmd.shell.empty()) spec.cmd.shell += ' ';
+      spec.cmd.shell += sub(a);
+    }
+  } else {
+    spec.cmd.shell = sub(t.shell_command);
+  }
+  spec.env.reserve(t.env.size());
+  for (const auto& [k, v] : t.env) spec.env.emplace_back(k, sub(v));
+  if (t.workdir) spec.workdir = resolve_dir(workdir, sub(*t.workdir));
+  spec.timeout = t.timeout;
+  spec.retries = t.retries;
+  spec.estimate = t.estimate;
+  for (const auto& o : t.outputs) spec.outputs.push_back(sub(o));
+  for (const auto& in : t.inputs) spec.inputs.push_back(sub(in));
+  return first;
+}
+
+}  // namespace chorus
