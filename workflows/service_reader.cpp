@@ -103,7 +103,8 @@ void read_ready(const MapEntry& e, const std::string& service, ServiceTemplate& 
   ReadyProbe& probe = out.spec.ready;
   const MapEntry* kind = nullptr;
   const MapEntry* path = nullptr;
-  for (const MapEntry& k : ready_keys().check(e.value, where, diags)) {
+  const std::vector<MapEntry> entries = ready_keys().check(e.value, where, diags);
+  for (const MapEntry& k : entries) {
     const std::string label = "'" + k.key + "' " + where;
     if (k.key == "tcp" || k.key == "http" || k.key == "stdout" || k.key == "file") {
       if (kind != nullptr) {

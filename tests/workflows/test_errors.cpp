@@ -92,8 +92,9 @@ tasks:
     kind: exectuable
 )Y");
   check_has_line(m, "wf.yaml:1:26: 'planner' is not supported yet");
-  check_has_line(m, "wf.yaml:2:11: 'services' must be a list of services (each '- name: ...'), "
-                    "got a map");
+  check_has_line(m,
+                 "wf.yaml:2:11: 'services' must be a list of services (each '- name: ...'), "
+                 "got a map");
   check_has_line(m,
                  "wf.yaml:11:11: kind 'service' is not a task kind: declare services under the "
                  "top-level 'services:' and name them in the task's 'uses:'");
