@@ -1,0 +1,245 @@
+#include "runtime/agent/agent.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "adapters/local/local_launcher.hpp"
+#include "runtime/agent/agent_protocol.hpp"
+#include "runtime/transport/message_socket.hpp"
+
+namespace chorus {
+namespace {
+
+std::uint64_t key_of(TaskId task, std::uint32_t attempt) {
+  return (std::uint64_t{task} << 32) | attempt;
+}
+
+// Before the coordinator answers, refusals are seen only through the socket monitor: look often.
+constexpr auto kHandshakeCheck = std::chrono::milliseconds(100);
+
+class AgentLoop {
+ public:
+  AgentLoop(const AgentOptions& options, ClientSocket& socket)
+      : options_(options), socket_(socket), silence_(options.silence_timeout) {}
+
+  Status run(CancelToken* stop) {
+    if (Status s = socket_.send(encode_hello({options_.node, options_.capacity, ::getpid()}));
+        !s.ok()) {
+      return s;
+    }
+    last_heard_ = last_sent_ = Clock::now();
+    while (true) {
+      if (stop != nullptr && stop->requests() > 0) {
+        return Status(ErrorCode::cancelled, "agent stopped by a signal");
+      }
+      if (auto done = drain_socket()) return *done;
+      if (local_) {
+        updates_.clear();
+        local_->poll(updates_);
+        if (Status s = send_updates(); !s.ok()) return s;
+      }
+      auto now = Clock::now();
+      if (!welcomed_ && socket_.authentication_refused()) {
+        return invalid_argument("the coordinator at " + options_.endpoint +
+                                " refused this agent's keys (CURVE authentication failed): "
+                                "--keys must be the key folder of the run it serves");
+      }
+      if (now - last_heard_ > silence_) {
+        return Status(ErrorCode::unavailable,
+                      std::string(welcomed_ ? "no message from the coordinator at "
+                                            : "no answer from a coordinator at ") +
+                          options_.endpoint + " for " + format_duration(silence_) +
+                          (welcomed_ ? ": it is gone; stopping this node's tasks and exiting"
+                                     : " (wrong address, or it is not running)"));
+      }
+      if (welcomed_ && now - last_sent_ >= heartbeat_) {
+        if (Status s = send(encode_empty(AgentMessage::heartbeat)); !s.ok()) return s;
+      }
+      wait(stop);
+    }
+  }
+
+ private:
+  struct Entry {
+    TaskSpec spec;
+    LaunchHandle handle = 0;
+  };
+
+  Status send(const std::string& payload) {
+    last_sent_ = Clock::now();
+    return socket_.send(payload);
+  }
+
+  // Handles every waiting message; a value when the agent must exit.
+  std::optional<Status> drain_socket() {
+    while (true) {
+      auto got = socket_.receive(payload_);
+      if (!got.ok()) return got.status();
+      if (!*got) return std::nullopt;
+      last_heard_ = Clock::now();
+      MessageHeader h = message_type(payload_);
+      if (!h.ok) {
+        return invalid_argument("the coordinator speaks agent protocol version " +
+                                std::to_string(h.version) + ", this agent version " +
+                                std::to_string(kAgentProtocolVersion) +
+                                ": use the same chorus binary on both sides");
+      }
+      switch (h.type) {
+        case AgentMessage::welcome: {
+          AgentWelcome w;
+          if (!decode_welcome(payload_, w)) return invalid_argument("malformed welcome message");
+          welcomed_ = true;
+          heartbeat_ = std::chrono::milliseconds(std::max<std::uint32_t>(10, w.heartbeat_ms));
+          silence_ = std::chrono::milliseconds(std::max<std::uint32_t>(100, w.silence_ms));
+          local_ = std::make_unique<LocalLauncher>(
+              LocalLauncherOptions{std::chrono::milliseconds(w.kill_grace_ms)});
+          break;
+        }
+        case AgentMessage::refused: {
+          std::string reason;
+          decode_refused(payload_, reason);
+          return invalid_argument("the coordinator refused this agent: " + reason);
+        }
+        case AgentMessage::launch:
+          if (Status s = launch_batch(); !s.ok()) return s;
+          break;
+        case AgentMessage::cancel:
+          cancel_batch();
+          break;
+        case AgentMessage::shutdown:
+          return Status::ok_status();
+        default:
+          break;  // heartbeats: last_heard_ is enough
+      }
+    }
+  }
+
+  Status launch_batch() {
+    launches_.clear();
+    if (!decode_launches(payload_, launches_)) return invalid_argument("malformed launch message");
+    if (!local_) return invalid_argument("launch before welcome");
+    for (TaskLaunch& l : launches_) {
+      auto entry = std::make_unique<Entry>();
+      TaskSpec& spec = entry->spec;
+      spec.id = l.task;
+      spec.name = std::move(l.name);
+      spec.cmd = std::move(l.cmd);
+      spec.env = std::move(l.env);
+      spec.timeout = std::chrono::milliseconds(l.timeout_ms);
+      LaunchRequest request;
+      request.spec = &spec;
+      request.attempt = l.attempt;
+      request.node = options_.node;
+      request.workdir = std::move(l.workdir);
+      request.stdout_path = std::move(l.stdout_path);
+      request.stderr_path = std::move(l.stderr_path);
+      make_parent(request.stdout_path);
+      make_parent(request.stderr_path);
+      auto handle = local_->launch(request);
+      if (!handle.ok()) {
+        // Reported like a shell would: 127 for a program or folder that does not exist.
+        StateUpdate u;
+        u.task = l.task;
+        u.attempt = l.attempt;
+        u.kind = UpdateKind::exited;
+        u.exit_code = handle.status().code() == ErrorCode::not_found ? 127 : 126;
+        u.message = handle.status().message() + " (on node " + options_.node + ")";
+        u.end_time = wall_seconds_now();
+        updates_.push_back(std::move(u));
+        continue;
+      }
+      entry->handle = *handle;
+      running_[key_of(l.task, l.attempt)] = std::move(entry);
+    }
+    return send_updates();
+  }
+
+  void cancel_batch() {
+    refs_.clear();
+    decode_task_refs(payload_, refs_);
+    for (TaskRef r : refs_) {
+      auto it = running_.find(key_of(r.task, r.attempt));
+      if (it != running_.end()) (void)local_->cancel(it->second->handle);
+    }
+  }
+
+  // The coordinator names files in the run's log folder; on a node without a shared file system
+  // that folder exists only once we make it.
+  void make_parent(const std::string& path) {
+    if (path.empty()) return;
+    std::size_t slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return;
+    std::string dir = path.substr(0, slash);
+    if (made_dirs_.count(dir) != 0) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    made_dirs_.insert(std::move(dir));
+  }
+
+  // Sends updates_ (if any) as one message and forgets their tasks.
+  Status send_updates() {
+    if (updates_.empty()) return {};
+    begin_batch(buffer_, AgentMessage::updates);
+    for (const StateUpdate& u : updates_) {
+      append_update(buffer_, u);
+      running_.erase(key_of(u.task, u.attempt));
+    }
+    updates_.clear();
+    return send(buffer_);
+  }
+
+  void wait(CancelToken* stop) {
+    // A send may have consumed the socket's edge: never block while a message is waiting.
+    if (socket_.readable()) return;
+    pollfd fds[3];
+    nfds_t n = 0;
+    fds[n++] = {socket_.fd(), POLLIN, 0};
+    if (local_) fds[n++] = {local_->wait_fd(), POLLIN, 0};
+    if (stop != nullptr) fds[n++] = {stop->fd(), POLLIN, 0};
+    auto now = Clock::now();
+    TimePoint deadline = std::min(last_heard_ + silence_, last_sent_ + heartbeat_);
+    if (!welcomed_) deadline = std::min(deadline, now + kHandshakeCheck);
+    if (local_) {
+      if (auto d = local_->next_deadline()) deadline = std::min(deadline, *d);
+    }
+    auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    ::poll(fds, n, static_cast<int>(std::clamp<std::int64_t>(ms, 0, 1000)));
+  }
+
+  const AgentOptions& options_;
+  ClientSocket& socket_;
+  Duration silence_;
+  Duration heartbeat_ = std::chrono::seconds(1);
+  bool welcomed_ = false;
+  TimePoint last_heard_{};
+  TimePoint last_sent_{};
+  // Declared before local_ so it outlives it: the launcher reads each task's spec by pointer.
+  std::unordered_map<std::uint64_t, std::unique_ptr<Entry>> running_;
+  std::unique_ptr<LocalLauncher> local_;  // created on welcome, with the coordinator's grace
+  std::unordered_set<std::string> made_dirs_;
+  std::string payload_;
+  std::string buffer_;
+  std::vector<TaskLaunch> launches_;
+  std::vector<TaskRef> refs_;
+  std::vector<StateUpdate> updates_;
+};
+
+}  // namespace
+
+Status run_agent(const AgentOptions& options, CancelToken* stop) {
+  if (options.node.empty()) return invalid_argument("the agent needs a node name (--node)");
+  auto socket =
+      ClientSocket::connect(options.endpoint, options.keys.coordinator_public, options.keys.agent);
+  if (!socket.ok()) return socket.status();
+  AgentLoop loop(options, **socket);
+  return loop.run(stop);
+}
+
+}  // namespace chorus

@@ -1,0 +1,37 @@
+// The agent: the process `chorus agent` runs on each node. It registers with the coordinator,
+// runs the tasks it is sent with a LocalLauncher (process groups, output files, timeouts, cancel
+// as for local tasks), and sends their final states back in batches.
+//
+// It exits when the coordinator says so (shutdown: ok), refuses it (an error naming the reason),
+// or stays silent longer than its timeout (an error): every task still running is killed first
+// (its process group), so a node never keeps orphans of a coordinator that is gone.
+//
+// Threading: run_agent() blocks the calling thread until the agent exits.
+#pragma once
+
+#include <string>
+
+#include "core/resources.hpp"
+#include "core/status.hpp"
+#include "core/units.hpp"
+#include "runtime/cancel_token.hpp"
+#include "runtime/transport/curve_keys.hpp"
+
+namespace chorus {
+
+struct AgentOptions {
+  std::string endpoint;  // the coordinator: tcp://HOST:PORT
+  AgentKeys keys;
+  std::string node;    // the name this agent registers as
+  Resources capacity;  // what placement may use on this node
+  // Until the coordinator welcomes us, and after that unless the welcome says otherwise: exit
+  // when nothing arrived from the coordinator for this long.
+  Duration silence_timeout = std::chrono::seconds(30);
+};
+
+// Errors: unavailable (the coordinator never answered, or went silent: "no message from the
+// coordinator at tcp://... for 30s"), invalid_argument (refused: keys not allowed, node name
+// refused, protocol mismatch), io_error (a socket error), cancelled (`stop` was requested).
+Status run_agent(const AgentOptions& options, CancelToken* stop = nullptr);
+
+}  // namespace chorus

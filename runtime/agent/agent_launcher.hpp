@@ -1,0 +1,136 @@
+// AgentLauncher: the coordinator's side of the agents. A Launcher that runs each task on the
+// agent of the node placement chose (LaunchRequest::node), over one CURVE-encrypted ZeroMQ
+// ROUTER socket.
+//
+// Design assumptions:
+// - Batching: launch() only appends the task to its node's buffer; flush() (called once per
+//   coordinator round) sends one message per agent. Agents batch their state updates the same
+//   way, so a round of 5,000 launches costs a handful of messages, not 5,000.
+// - Keys: start() generates a fresh CURVE key pair for the coordinator and one for its agents,
+//   writes the agents' files into AgentLauncherOptions::key_dir (0700/0600) and admits only that
+//   agent public key. The destructor removes the folder (it holds a secret key).
+// - Liveness: each side sends a heartbeat when it has sent nothing for `heartbeat`; an agent
+//   silent for `lost_after` is declared lost: each of its tasks gets UpdateKind::lost (the
+//   coordinator retries it if it has retries left) and node_alive() turns false, which
+//   LiveNodePlacement (live_node_placement.hpp) turns into "not now" for that node. Messages
+//   that still arrive from a lost agent are answered with shutdown: its tasks were given away.
+// - Agents exit on their own when the coordinator is silent for `agent_silence`.
+//
+// Threading: like every Launcher, one thread (the coordinator's). The ZAP handler that checks
+// peers' keys runs on a thread of the transport.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "adapters/launcher.hpp"
+#include "core/node_info.hpp"
+#include "runtime/cancel_token.hpp"
+#include "runtime/transport/curve_keys.hpp"
+
+namespace chorus {
+
+class ServerSocket;
+
+struct AgentLauncherOptions {
+  std::string listen = "tcp://127.0.0.1:*";  // tcp://IP:PORT; PORT * = any free port
+  std::string key_dir;                       // required: where agents find their keys
+  Duration heartbeat = std::chrono::seconds(1);
+  Duration lost_after = std::chrono::seconds(10);     // an agent silent this long is lost
+  Duration agent_silence = std::chrono::seconds(10);  // agents exit after this much silence
+  Duration kill_grace = std::chrono::seconds(5);      // agents' SIGTERM -> SIGKILL
+  // Called (once) when the last live agent is lost after the run started; nothing can run then.
+  std::function<void(const std::string& why)> on_all_lost;
+};
+
+// One registered agent, for status output and tests.
+struct AgentInfo {
+  NodeInfo node;
+  std::int64_t pid = 0;
+  bool alive = true;
+  std::size_t running = 0;  // tasks handed to it whose final update has not been polled
+};
+
+class AgentLauncher final : public Launcher {
+ public:
+  // Generates the keys, writes the key folder and binds. Errors: those of the key folder and of
+  // ServerSocket::bind ("cannot listen on tcp://10.0.0.1:5555: Address already in use").
+  static Result<std::unique_ptr<AgentLauncher>> start(AgentLauncherOptions options);
+  ~AgentLauncher() override;
+  AgentLauncher(const AgentLauncher&) = delete;
+  AgentLauncher& operator=(const AgentLauncher&) = delete;
+
+  std::string_view name() const override { return "agents"; }
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& key_dir() const { return options_.key_dir; }
+
+  // Serves registrations until an agent has registered for every name in `nodes`, then admits
+  // only those names (an agent of another name is refused). Errors: unavailable after `timeout`,
+  // naming the missing nodes; cancelled when `cancel` is requested. Returns the nodes in the
+  // order given, with the capacity each agent reported.
+  Result<std::vector<NodeInfo>> wait_for_nodes(const std::vector<std::string>& nodes,
+                                               Duration timeout, CancelToken* cancel = nullptr);
+  // The same for the first `count` agents of any (distinct) names, in registration order.
+  Result<std::vector<NodeInfo>> wait_for_count(std::size_t count, Duration timeout,
+                                               CancelToken* cancel = nullptr);
+
+  bool node_alive(std::string_view node) const;
+  std::vector<AgentInfo> agents() const;
+  // Handshakes refused because the peer's key is not this run's (see ServerSocket::refused).
+  std::size_t refused_peers() const;
+  // Tells every live agent to stop its tasks and exit. Idempotent; the destructor does it too.
+  void shutdown_agents();
+
+  // Errors: unavailable when the node's agent is lost or was never registered; invalid_argument
+  // for a task that is not an executable/service with a command.
+  Result<LaunchHandle> launch(const LaunchRequest& request) override;
+  void flush() override;
+  void poll(std::vector<StateUpdate>& out) override;
+  Status cancel(LaunchHandle handle) override;
+  int wait_fd() const override;
+  std::optional<TimePoint> next_deadline() const override;
+  std::size_t in_flight() const override { return in_flight_.size(); }
+
+ private:
+  struct Agent {
+    std::string peer;  // the ROUTER identity of its connection
+    AgentInfo info;
+    TimePoint last_heard{};
+    TimePoint last_sent{};
+    std::string batch;  // launches buffered until flush()
+  };
+
+  explicit AgentLauncher(AgentLauncherOptions options);
+  void serve();  // takes every waiting message
+  void on_message(const std::string& peer, const std::string& payload);
+  void on_hello(const std::string& peer, const std::string& payload);
+  void check_liveness(TimePoint now);
+  void declare_lost(std::size_t agent, const std::string& why);
+  bool send_to(std::size_t agent, const std::string& payload);
+  Result<std::vector<NodeInfo>> wait_until(const std::function<bool()>& done, Duration timeout,
+                                           CancelToken* cancel,
+                                           const std::function<std::string()>& missing);
+
+  AgentLauncherOptions options_;
+  std::unique_ptr<ServerSocket> socket_;
+  std::string endpoint_;
+  std::vector<Agent> agents_;
+  std::unordered_map<std::string, std::size_t> by_peer_;  // live connections only
+  std::unordered_map<std::string, std::size_t> by_node_;  // the current agent of each node
+  std::vector<std::string> expected_;                     // admitted names once frozen
+  bool frozen_ = false;
+  bool all_lost_reported_ = false;
+  bool more_input_ = false;  // a send consumed the fd's edge while messages were waiting
+  // In-flight tasks by handle ((task << 32) | attempt: unique for a launcher's life).
+  std::unordered_map<LaunchHandle, std::size_t> in_flight_;  // -> agent index
+  std::vector<StateUpdate> pending_;  // final updates received or made up, for the next poll()
+  std::string payload_;
+  std::string peer_;
+  std::vector<StateUpdate> decoded_;
+};
+
+}  // namespace chorus

@@ -1,0 +1,96 @@
+// The messages between the coordinator and its agents, and their binary encoding.
+//
+// Each ZeroMQ message is one payload: [version u8][type u8] then the type's fields. Integers are
+// little-endian fixed width, strings a u32 length then the bytes. Batches (launches, updates,
+// cancels) are records back to back until the end of the payload: the sender appends records to
+// a buffer as the coordinator hands tasks over, without knowing the count in advance, and the
+// whole batch costs one ZeroMQ message (one CURVE box) instead of one per task.
+//
+// Why hand-written and not JSON or protobuf: no schema compiler or extra library, no text
+// escaping of command lines and environments, and a decoder that checks every length against
+// the payload so a malformed or hostile message is refused, never read past its end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/launcher.hpp"
+#include "core/resources.hpp"
+#include "core/task_spec.hpp"
+
+namespace chorus {
+
+inline constexpr std::uint8_t kAgentProtocolVersion = 1;
+
+enum class AgentMessage : std::uint8_t {
+  hello = 1,      // agent -> coordinator: registration (AgentHello)
+  welcome = 2,    // coordinator -> agent: accepted (AgentWelcome)
+  refused = 3,    // coordinator -> agent: registration refused (a reason string); agent exits
+  heartbeat = 4,  // both ways, no fields
+  launch = 5,     // coordinator -> agent: TaskLaunch records
+  updates = 6,    // agent -> coordinator: StateUpdate records
+  cancel = 7,     // coordinator -> agent: (task, attempt) records
+  shutdown = 8,   // coordinator -> agent: stop every task and exit
+};
+
+struct AgentHello {
+  std::string node;  // the name placement uses (a Slurm node name, or given with --node)
+  Resources capacity;
+  std::int64_t pid = 0;
+};
+
+struct AgentWelcome {
+  std::uint32_t heartbeat_ms = 1000;   // how often each side sends a heartbeat when idle
+  std::uint32_t silence_ms = 30000;    // the agent exits when the coordinator is silent this long
+  std::uint32_t kill_grace_ms = 5000;  // SIGTERM -> SIGKILL for timeouts and cancels
+};
+
+// One task as the agent runs it: the environment is already merged (spec env, params, then the
+// request's CHORUS_* variables; later entries win).
+struct TaskLaunch {
+  TaskId task = kNoTask;
+  std::uint32_t attempt = 0;
+  std::string name;
+  Command cmd;
+  KeyValues env;
+  std::string workdir;
+  std::string stdout_path;
+  std::string stderr_path;
+  std::int64_t timeout_ms = 0;  // 0 = none
+};
+
+struct TaskRef {
+  TaskId task = kNoTask;
+  std::uint32_t attempt = 0;
+};
+
+// Encoding. Each begin_* writes a header into an empty buffer; append_* adds one record.
+std::string encode_hello(const AgentHello& hello);
+std::string encode_welcome(const AgentWelcome& welcome);
+std::string encode_refused(std::string_view reason);
+std::string encode_empty(AgentMessage type);  // heartbeat, shutdown
+void begin_batch(std::string& buffer, AgentMessage type);
+// Appends the task of `request` as the agent will run it.
+void append_launch(std::string& buffer, const LaunchRequest& request);
+void append_launch(std::string& buffer, const TaskLaunch& launch);
+void append_update(std::string& buffer, const StateUpdate& update);
+void append_task_ref(std::string& buffer, TaskRef ref);
+
+// Decoding. message_type() checks the version; the decoders fail (false) on a truncated or
+// malformed payload.
+struct MessageHeader {
+  bool ok = false;
+  std::uint8_t version = 0;
+  AgentMessage type = AgentMessage::heartbeat;
+};
+MessageHeader message_type(std::string_view payload);
+bool decode_hello(std::string_view payload, AgentHello& out);
+bool decode_welcome(std::string_view payload, AgentWelcome& out);
+bool decode_refused(std::string_view payload, std::string& reason);
+bool decode_launches(std::string_view payload, std::vector<TaskLaunch>& out);
+bool decode_updates(std::string_view payload, std::vector<StateUpdate>& out);
+bool decode_task_refs(std::string_view payload, std::vector<TaskRef>& out);
+
+}  // namespace chorus

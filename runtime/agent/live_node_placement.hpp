@@ -1,0 +1,44 @@
+// LiveNodePlacement: a placement policy that keeps work off nodes whose agent is lost, wrapped
+// around any other placement policy.
+//
+// The coordinator's node list is fixed when a run starts; when an agent is lost its node stays in
+// the list with its cores free. This wrapper answers "not now" (Fit::later) for such a node, so
+// requeued tasks go to the survivors, and a node whose agent registers again is used again. It
+// is not a pure policy (it reads the agents' liveness): it is runtime plumbing, kept out of
+// schedulers/ for that reason.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "schedulers/policy.hpp"
+#include "schedulers/policy_registry.hpp"
+
+namespace chorus {
+
+using NodeAlive = std::function<bool(std::string_view node)>;
+
+class LiveNodePlacement final : public PlacementPolicy {
+ public:
+  LiveNodePlacement(std::unique_ptr<PlacementPolicy> inner, NodeAlive alive)
+      : inner_(std::move(inner)), alive_(std::move(alive)) {}
+  std::string_view name() const override { return inner_->name(); }
+  Fit filter(const TaskSpec& task, const NodeView& node) const override {
+    Fit fit = inner_->filter(task, node);
+    if (fit == Fit::now && !alive_(node.info->name)) return Fit::later;
+    return fit;
+  }
+  double score(const TaskSpec& task, const NodeView& node) const override {
+    return inner_->score(task, node);
+  }
+
+ private:
+  std::unique_ptr<PlacementPolicy> inner_;
+  NodeAlive alive_;
+};
+
+// A copy of `base` whose every placement policy is wrapped in LiveNodePlacement.
+PolicyRegistry with_live_node_placement(const PolicyRegistry& base, NodeAlive alive);
+
+}  // namespace chorus

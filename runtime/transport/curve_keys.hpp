@@ -1,0 +1,44 @@
+// CURVE keys for the coordinator and its agents, and the folder they travel through.
+//
+// Every run generates fresh keys: one pair for the coordinator (the server) and one for its agents
+// (the clients). The key folder holds what an agent needs and nothing else of the coordinator:
+//   <dir>/coordinator.pub   the coordinator's public key (Z85, 40 characters)
+//   <dir>/agent.pub         the agents' public key
+//   <dir>/agent.key         the agents' secret key
+// The folder is created 0700 and the files 0600 (readable by the user only); an agent refuses a
+// key file that others may read. On a Slurm allocation the folder sits in the run's state folder,
+// which every node sees through the shared file system.
+#pragma once
+
+#include <string>
+
+#include "core/status.hpp"
+
+namespace chorus {
+
+struct CurveKeyPair {
+  std::string public_key;  // Z85, 40 characters
+  std::string secret_key;  // Z85, 40 characters
+};
+
+// Errors: internal when libzmq was built without CURVE (no libsodium/tweetnacl).
+Result<CurveKeyPair> generate_curve_keypair();
+
+// Whether `key` is a well-formed Z85 CURVE key (40 characters that decode to 32 bytes).
+bool valid_curve_key(const std::string& key);
+
+// What an agent reads from the key folder.
+struct AgentKeys {
+  std::string coordinator_public;
+  CurveKeyPair agent;
+};
+
+// Creates `dir` (0700, parents as needed) and writes the three files (0600, replaced if present).
+// Errors: io_error naming the file and the OS's words.
+Status write_agent_keys(const std::string& dir, const AgentKeys& keys);
+
+// Reads the three files. Errors: not_found (a file missing), invalid_argument (a malformed key,
+// or a file that group or others may read: "chmod 600 <file>"), io_error.
+Result<AgentKeys> read_agent_keys(const std::string& dir);
+
+}  // namespace chorus

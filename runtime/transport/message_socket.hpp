@@ -1,0 +1,105 @@
+// Message sockets over ZeroMQ, CURVE-encrypted: the coordinator's ROUTER (ServerSocket) and an
+// agent's DEALER (ClientSocket). The only code in Chorus that includes zmq.h.
+//
+// Security: a ServerSocket is a CURVE server and runs a ZAP handler (RFC 27) that admits only
+// clients whose public key is in its allowed list; every other peer is refused during the
+// handshake, before any of its messages reach the application. There is no unencrypted mode.
+//
+// Readiness: fd() is ZeroMQ's ZMQ_FD, which is edge-triggered: it signals that the socket's state
+// MAY have changed. After it fires, call receive() until it returns false (that also re-reads
+// ZMQ_EVENTS, re-arming the fd). A send can consume the signal of a message that arrived
+// meanwhile: check readable() after sending before waiting on fd() again.
+//
+// Threading: one thread per socket object (the ZAP handler's thread is internal).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/status.hpp"
+#include "runtime/transport/curve_keys.hpp"
+
+namespace chorus {
+
+struct ServerSocketOptions {
+  // tcp://IP:PORT; PORT may be * (any free port: see ServerSocket::endpoint()). Never a wildcard
+  // address chosen by us: the caller names the interface.
+  std::string endpoint;
+  CurveKeyPair keys;                       // the server's pair
+  std::vector<std::string> allowed_peers;  // Z85 public keys of admitted clients
+};
+
+class ServerSocket {
+ public:
+  // Errors: invalid_argument (a malformed key or endpoint), unavailable (address in use),
+  // io_error (anything else libzmq refused), with libzmq's words.
+  static Result<std::unique_ptr<ServerSocket>> bind(const ServerSocketOptions& options);
+  ~ServerSocket();
+  ServerSocket(const ServerSocket&) = delete;
+  ServerSocket& operator=(const ServerSocket&) = delete;
+
+  // The endpoint actually bound (the port resolved): what agents connect to.
+  const std::string& endpoint() const { return endpoint_; }
+
+  // Takes one message without blocking: false when none is waiting. `peer` identifies the sender
+  // for send(). Errors: io_error.
+  Result<bool> receive(std::string& peer, std::string& payload);
+  // Queues one message to a connected peer without blocking. Errors: not_found when the peer is
+  // not connected (gone, or never was), io_error otherwise.
+  Status send(std::string_view peer, std::string_view payload);
+
+  int fd() const { return fd_; }
+  bool readable() const;
+  // How many handshakes the ZAP handler refused so far (thread-safe).
+  std::size_t refused() const { return refused_.load(std::memory_order_relaxed); }
+
+ private:
+  ServerSocket() = default;
+  void run_zap(void* zap_socket);
+
+  void* context_ = nullptr;
+  void* socket_ = nullptr;
+  int fd_ = -1;
+  std::string endpoint_;
+  std::vector<std::string> allowed_;  // raw 32-byte keys; immutable once the ZAP thread runs
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> refused_{0};
+  std::thread zap_thread_;
+};
+
+class ClientSocket {
+ public:
+  // Connects in the background (ZeroMQ reconnects by itself); messages queue until then.
+  // Errors: invalid_argument (a malformed key or endpoint), io_error.
+  static Result<std::unique_ptr<ClientSocket>> connect(const std::string& endpoint,
+                                                       const std::string& server_public_key,
+                                                       const CurveKeyPair& keys);
+  ~ClientSocket();
+  ClientSocket(const ClientSocket&) = delete;
+  ClientSocket& operator=(const ClientSocket&) = delete;
+
+  Result<bool> receive(std::string& payload);
+  // Errors: unavailable when the outgoing queue is full, io_error otherwise.
+  Status send(std::string_view payload);
+
+  int fd() const { return fd_; }
+  bool readable() const;
+  // Whether the server refused our keys during a handshake (CURVE/ZAP authentication failed).
+  // Reads the socket monitor's events without blocking.
+  bool authentication_refused();
+
+ private:
+  ClientSocket() = default;
+  void* context_ = nullptr;
+  void* socket_ = nullptr;
+  void* monitor_ = nullptr;
+  int fd_ = -1;
+  bool refused_ = false;
+};
+
+}  // namespace chorus

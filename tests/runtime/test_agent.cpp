@@ -1,0 +1,278 @@
+// Agents over real ZeroMQ sockets on tcp://127.0.0.1: the wire encoding, a coordinator with two
+// agents (threads of this process running the real agent loop), CURVE refusal of foreign keys,
+// and an agent that goes silent being declared lost with its task requeued on the survivor.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "api/run_workflow.hpp"
+#include "api/tasks.hpp"
+#include "runtime/agent/agent.hpp"
+#include "runtime/agent/agent_launcher.hpp"
+#include "runtime/agent/agent_protocol.hpp"
+#include "runtime/agent/live_node_placement.hpp"
+#include "runtime/transport/curve_keys.hpp"
+#include "support/process.hpp"
+
+using namespace chorus;
+using chorus::test::TempDir;
+
+namespace {
+
+// An agent loop on a thread; stopped (and joined) when the object dies.
+struct AgentThread {
+  CancelToken stop;
+  Status result;
+  std::atomic<bool> done{false};
+  std::thread thread;
+
+  AgentThread(AgentOptions options) {
+    thread = std::thread([this, options] {
+      result = run_agent(options, &stop);
+      done = true;
+    });
+  }
+  ~AgentThread() {
+    stop.request();
+    thread.join();
+  }
+};
+
+AgentOptions agent_options(const AgentLauncher& l, const std::string& node, int cores) {
+  AgentOptions o;
+  o.endpoint = l.endpoint();
+  o.keys = read_agent_keys(l.key_dir()).value();
+  o.node = node;
+  o.capacity = {cores, 0, 0};
+  o.silence_timeout = std::chrono::seconds(10);
+  return o;
+}
+
+std::unique_ptr<AgentLauncher> start_launcher(const TempDir& dir,
+                                              Duration lost_after = std::chrono::seconds(10)) {
+  AgentLauncherOptions o;
+  o.key_dir = dir / "keys";
+  o.lost_after = lost_after;
+  o.heartbeat = std::chrono::milliseconds(100);
+  auto l = AgentLauncher::start(o);
+  REQUIRE_MESSAGE(l.ok(), l.status().message());
+  return std::move(*l);
+}
+
+}  // namespace
+
+TEST_CASE("Runtime.AgentProtocol.BatchesRoundTripAndTruncationIsRefused") {
+  TaskSpec spec = shell_task("t", "echo hi");
+  spec.id = 7;
+  spec.env = {{"A", "1"}};
+  spec.params = {{"x", "2"}};
+  spec.timeout = std::chrono::milliseconds(1500);
+  LaunchRequest r;
+  r.spec = &spec;
+  r.attempt = 3;
+  r.workdir = "/w";
+  r.stdout_path = "/o";
+  r.stderr_path = "/e";
+  r.env = {{"CHORUS_NODE", "a"}};
+  std::string b;
+  begin_batch(b, AgentMessage::launch);
+  append_launch(b, r);
+  append_launch(b, r);
+  CHECK(message_type(b).ok);
+  CHECK(message_type(b).type == AgentMessage::launch);
+  std::vector<TaskLaunch> got;
+  REQUIRE(decode_launches(b, got));
+  REQUIRE(got.size() == 2);
+  CHECK(got[1].task == 7);
+  CHECK(got[1].attempt == 3);
+  CHECK(got[1].cmd.shell == "echo hi");
+  CHECK(got[1].env == KeyValues{{"A", "1"}, {"x", "2"}, {"CHORUS_NODE", "a"}});
+  CHECK(got[1].stderr_path == "/e");
+  CHECK(got[1].timeout_ms == 1500);
+
+  // Every truncation either fails or yields fewer records: never reads past the end.
+  for (std::size_t cut = 3; cut < b.size(); cut += 7) {
+    std::vector<TaskLaunch> partial;
+    bool whole =
+        decode_launches(std::string_view(b).substr(0, cut), partial) && partial.size() == 2;
+    CHECK_FALSE(whole);
+  }
+  std::string truncated = b.substr(0, b.size() - 1);
+  std::vector<TaskLaunch> none;
+  CHECK_FALSE(decode_launches(truncated, none));
+
+  StateUpdate u;
+  u.task = 4;
+  u.attempt = 1;
+  u.kind = UpdateKind::timed_out;
+  u.signal = 15;
+  u.message = "timed out";
+  std::string ub;
+  begin_batch(ub, AgentMessage::updates);
+  append_update(ub, u);
+  std::vector<StateUpdate> ups;
+  REQUIRE(decode_updates(ub, ups));
+  REQUIRE(ups.size() == 1);
+  CHECK(ups[0].kind == UpdateKind::timed_out);
+  CHECK(ups[0].signal == 15);
+  CHECK(ups[0].message == "timed out");
+
+  std::string wrong = ub;
+  wrong[0] = 99;  // another protocol version
+  CHECK_FALSE(message_type(wrong).ok);
+}
+
+TEST_CASE("Runtime.AgentKeys.FilesArePrivateAndLooseSecretsAreRefused") {
+  TempDir dir;
+  auto l = start_launcher(dir);
+  struct stat st {};
+  REQUIRE(::stat((dir / "keys").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  for (const char* f : {"coordinator.pub", "agent.pub", "agent.key"}) {
+    REQUIRE(::stat((dir / "keys/" + f).c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+  }
+  CHECK(read_agent_keys(dir / "keys").ok());
+  ::chmod((dir / "keys/agent.key").c_str(), 0644);
+  auto loose = read_agent_keys(dir / "keys");
+  REQUIRE_FALSE(loose.ok());
+  CHECK(loose.status().message().find("chmod 600") != std::string::npos);
+  l.reset();
+  CHECK_FALSE(std::filesystem::exists(dir / "keys"));  // the secret does not outlive the run
+}
+
+TEST_CASE("Runtime.Agent.TwentyTasksLandOnBothAgents") {
+  TempDir dir;
+  auto launcher = start_launcher(dir);
+  CHECK(launcher->endpoint().rfind("tcp://127.0.0.1:", 0) == 0);
+  AgentThread a(agent_options(*launcher, "a", 1));
+  AgentThread b(agent_options(*launcher, "b", 1));
+  auto nodes = launcher->wait_for_count(2, std::chrono::seconds(20));
+  REQUIRE_MESSAGE(nodes.ok(), nodes.status().message());
+  REQUIRE(nodes->size() == 2);
+  std::set<std::string> names{(*nodes)[0].name, (*nodes)[1].name};
+  CHECK(names == std::set<std::string>{"a", "b"});
+  CHECK((*nodes)[0].capacity.cores == 1);
+
+  WorkflowGraph g;
+  g.name = "spread";
+  g.workdir = dir.path();
+  std::filesystem::create_directories(dir / "out");
+  for (int i = 0; i < 20; ++i) {
+    std::string n = "t" + std::to_string(i);
+    g.add(shell_task(n, "sleep 0.05; echo $CHORUS_NODE > out/" + n));
+  }
+  RunOptions options;
+  options.state_dir = dir / "state";
+  options.nodes = *nodes;
+  options.executable_launcher = launcher.get();
+  PolicyRegistry registry = with_live_node_placement(
+      PolicyRegistry::with_builtins(), [&](std::string_view n) { return launcher->node_alive(n); });
+  options.registry = &registry;
+  auto outcome = run_workflow(g, options);
+  REQUIRE_MESSAGE(outcome.ok(), outcome.status().message());
+  CHECK(outcome->summary.status == RunStatus::succeeded);
+  CHECK(outcome->summary.progress.succeeded == 20);
+  std::map<std::string, int> per_node;
+  for (int i = 0; i < 20; ++i) {
+    auto lines = chorus::test::read_lines(dir / ("out/t" + std::to_string(i)));
+    REQUIRE(lines.size() == 1);
+    per_node[lines[0]] += 1;
+  }
+  CHECK(per_node.size() == 2);
+  CHECK(per_node["a"] + per_node["b"] == 20);
+
+  launcher->shutdown_agents();
+  CHECK(chorus::test::eventually([&] { return a.done && b.done; }, 10));
+  CHECK(a.result.ok());
+}
+
+TEST_CASE("Runtime.Agent.ForeignKeysCannotRegisterOrLaunch") {
+  TempDir dir;
+  auto launcher = start_launcher(dir);
+  // Right coordinator key, but a client pair this run never issued.
+  AgentOptions rogue = agent_options(*launcher, "rogue", 4);
+  rogue.keys.agent = generate_curve_keypair().value();
+  rogue.silence_timeout = std::chrono::seconds(5);
+  AgentThread r(rogue);
+  auto nodes = launcher->wait_for_count(1, std::chrono::milliseconds(1500));
+  CHECK_FALSE(nodes.ok());
+  CHECK(nodes.status().message().find("registered: none") != std::string::npos);
+  CHECK(launcher->agents().empty());
+  CHECK(launcher->refused_peers() >= 1);
+  CHECK(chorus::test::eventually([&] { return r.done.load(); }, 10));
+  CHECK(r.result.code() == ErrorCode::invalid_argument);
+  CHECK(r.result.message().find("refused this agent's keys") != std::string::npos);
+
+  // Nothing can be launched on a node that never registered.
+  TaskSpec t = shell_task("x", "touch " + (dir / "pwned"));
+  t.id = 0;
+  LaunchRequest req;
+  req.spec = &t;
+  req.node = "rogue";
+  auto h = launcher->launch(req);
+  CHECK_FALSE(h.ok());
+  CHECK(h.status().code() == ErrorCode::unavailable);
+
+  // The issued keys do work on the same socket.
+  AgentThread good(agent_options(*launcher, "good", 1));
+  auto ok = launcher->wait_for_count(1, std::chrono::seconds(20));
+  REQUIRE_MESSAGE(ok.ok(), ok.status().message());
+  CHECK(ok->front().name == "good");
+  CHECK_FALSE(chorus::test::file_exists(dir / "pwned"));
+}
+
+TEST_CASE("Runtime.Agent.SilentAgentIsLostAndItsTaskRetriedOnTheSurvivor") {
+  TempDir dir;
+  auto launcher = start_launcher(dir, std::chrono::milliseconds(800));
+  auto doomed = std::make_unique<AgentThread>(agent_options(*launcher, "a", 1));
+  AgentThread b(agent_options(*launcher, "b", 1));
+  auto nodes = launcher->wait_for_nodes({"a", "b"}, std::chrono::seconds(20));
+  REQUIRE_MESSAGE(nodes.ok(), nodes.status().message());
+
+  WorkflowGraph g;
+  g.name = "survive";
+  g.workdir = dir.path();
+  // First-fit puts t0 on a, t1 on b. t0's first attempt sleeps until agent a is killed under it;
+  // its retry must land on b, the only live node.
+  TaskSpec t0 = shell_task(
+      "t0", "if [ \"$CHORUS_ATTEMPT\" = 1 ]; then sleep 30; fi; echo $CHORUS_NODE > t0.node");
+  t0.retries = 1;
+  g.add(std::move(t0));
+  g.add(shell_task("t1", "echo $CHORUS_NODE > t1.node"));
+  RunOptions options;
+  options.state_dir = dir / "state";
+  options.nodes = *nodes;
+  options.executable_launcher = launcher.get();
+  PolicyRegistry registry = with_live_node_placement(
+      PolicyRegistry::with_builtins(), [&](std::string_view n) { return launcher->node_alive(n); });
+  options.registry = &registry;
+  // Agent a stops (its LocalLauncher kills t0) without a word: the coordinator must notice.
+  std::thread killer([&] {
+    chorus::test::sleep_ms(500);
+    doomed.reset();
+  });
+  auto outcome = run_workflow(g, options);
+  killer.join();
+  REQUIRE_MESSAGE(outcome.ok(), outcome.status().message());
+  CHECK(outcome->summary.status == RunStatus::succeeded);
+  // t0 started on a (first-fit), was lost there, and ran again on b.
+  auto lines = chorus::test::read_lines(dir / "t0.node");
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "b");
+  auto store = open_sqlite_store(dir / "state/chorus.db").value();
+  auto events = store->events(outcome->run.id).value();
+  bool lost_seen = false;
+  for (const auto& e : events) {
+    if (e.name == "t0" && e.attempt == 1 && e.state == TaskState::failed) {
+      lost_seen = e.detail.find("lost: the agent on node a") != std::string::npos;
+    }
+  }
+  CHECK(lost_seen);
+  CHECK_FALSE(launcher->node_alive("a"));
+  CHECK(launcher->node_alive("b"));
+}
