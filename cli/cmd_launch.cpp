@@ -1,8 +1,14 @@
 // chorus launch FILE [--resume [RUN]]: run a workflow INSIDE a Slurm allocation, across its nodes.
-// Placement sees the allocation's nodes; executable tasks run as `srun` steps on the node chosen,
-// MPI tasks as `srun --mpi=pmix` steps on one node, function tasks in this process.
+// Placement sees the allocation's nodes. Executable tasks run on one agent per node, all agents
+// started by ONE srun step (--no-agents: each task its own srun step instead); MPI tasks run as
+// `srun --mpi=pmix` steps on the node chosen; function tasks in this process.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "adapters/mpi/mpi_launcher.hpp"
@@ -17,7 +23,80 @@
 namespace chorus::cli {
 namespace {
 
-using LaunchArgs = CommonRunArgs;
+struct LaunchArgs : CommonRunArgs {
+  bool no_agents = false;
+};
+
+// The address of this host's interface that the allocation's nodes reach it through: what its
+// name resolves to (Slurm nodes address each other by name). Never a wildcard: agents' traffic is
+// encrypted, but nothing needs to listen on other interfaces.
+std::string allocation_interface() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host, nullptr, &hints, &res) != 0 || res == nullptr) return "127.0.0.1";
+  char ip[INET_ADDRSTRLEN] = {};
+  const auto* addr = reinterpret_cast<const sockaddr_in*>(res->ai_addr);
+  inet_ntop(AF_INET, &addr->sin_addr, ip, sizeof ip);
+  freeaddrinfo(res);
+  return ip;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "chorus" : p.string();
+}
+
+// The one srun step that starts an agent on every node of the allocation. --overlap: the agents
+// share their CPUs with later steps (MPI tasks' srun --mpi=pmix), which otherwise would wait for
+// CPUs the agents hold. The job itself needs --no-kill (sbatch) to outlive a failed node.
+std::vector<std::string> agent_step_argv(std::size_t nodes, const std::string& endpoint,
+                                         const std::string& key_dir, const std::string& timeout) {
+  const std::string n = std::to_string(nodes);
+  return {"srun", "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
+          "--cpus-per-task=1", "--kill-on-bad-exit=0",
+          // A node that fails takes its own agent down, not the whole step (the other agents).
+          "--no-kill", "--quiet", "--job-name=chorus-agents", self_exe(), "agent", "--connect",
+          endpoint, "--keys", key_dir, "--timeout", timeout};
+}
+
+// Runs the agent step in its own process group, output to a file beside the key folder.
+class AgentStep {
+ public:
+  explicit AgentStep(Duration grace) : local_(LocalLauncherOptions{grace}) {}
+  Status start(std::vector<std::string> argv, const std::string& log_path) {
+    spec_.name = "chorus-agents";
+    spec_.id = 0;
+    spec_.cmd.argv = std::move(argv);
+    LaunchRequest r;
+    r.spec = &spec_;
+    r.stdout_path = log_path;
+    r.stderr_path = log_path;
+    log_path_ = log_path;
+    auto h = local_.launch(r);
+    if (!h.ok()) return h.status();
+    return {};
+  }
+  // After the agents were told to shut down: the step ends by itself; bounded, then killed.
+  void finish() {
+    std::vector<StateUpdate> done;
+    for (int i = 0; i < 200 && local_.in_flight() > 0; ++i) {
+      local_.poll(done);
+      if (local_.in_flight() > 0) usleep(50 * 1000);
+    }
+    // The LocalLauncher's destructor kills what is left.
+  }
+  const std::string& log_path() const { return log_path_; }
+
+ private:
+  LocalLauncher local_;
+  TaskSpec spec_;
+  std::string log_path_;
+};
 
 int launch_command(LaunchArgs a) {
   auto alloc = read_slurm_allocation();
@@ -51,7 +130,23 @@ int launch_command(LaunchArgs a) {
   options.nodes = alloc->nodes;
   options.executable_launcher = &srun;
   options.mpi_launcher = &mpi;
-  return run_and_report(a, *grace, *graph, std::move(options), "chorus launch");
+  if (a.no_agents) return run_and_report(a, *grace, *graph, std::move(options), "chorus launch");
+
+  AgentStep step(*grace);
+  AgentStarter starter;
+  for (const auto& n : alloc->nodes) starter.nodes.push_back(n.name);
+  starter.listen = "tcp://" + allocation_interface() + ":*";
+  starter.start = [&](const std::string& endpoint, const std::string& key_dir) {
+    return step.start(agent_step_argv(alloc->nodes.size(), endpoint, key_dir, a.agent_wait),
+                      key_dir + ".log");
+  };
+  starter.finish = [&] { step.finish(); };
+  int code = run_and_report(a, *grace, *graph, std::move(options), "chorus launch", &starter);
+  if (code == kExitError) {
+    std::string tail = tail_of(step.log_path(), 10);
+    if (!tail.empty()) std::fprintf(stderr, "agent step output (last lines):\n%s\n", tail.c_str());
+  }
+  return code;
 }
 
 void add_launch_command(CLI::App& app) {
@@ -59,6 +154,8 @@ void add_launch_command(CLI::App& app) {
       "launch", "Run a workflow across the nodes of the Slurm allocation this runs in");
   auto a = std::make_shared<LaunchArgs>();
   add_common_run_options(cmd, a);
+  cmd->add_flag("--no-agents", a->no_agents,
+                "Run each executable task as its own srun step instead of on agents");
   cmd->callback([a, cmd] {
     note_resume(cmd, *a);
     int code = launch_command(*a);

@@ -1,6 +1,7 @@
 #include "cli/run_common.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -8,6 +9,8 @@
 #include <fstream>
 
 #include "cli/workflow_input.hpp"
+#include "runtime/agent/agent_launcher.hpp"
+#include "runtime/agent/live_node_placement.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -167,10 +170,93 @@ std::optional<Duration> prepare_run(CommonRunArgs& a, const std::string& command
   return *grace;
 }
 
+namespace {
+
+// The agents of one run: the launcher, and the registry whose placements avoid lost nodes.
+struct AgentSession {
+  std::unique_ptr<AgentLauncher> launcher;
+  PolicyRegistry registry;
+};
+
+// Starts the launcher, brings the agents up and waits for them; fills `options`. Errors are
+// printed; returns the exit status to stop with, or nullopt to go on.
+std::optional<int> start_agents(const CommonRunArgs& a, Duration grace, RunOptions& options,
+                                const AgentStarter* starter, CancelToken& cancel,
+                                AgentSession& session) {
+  auto timeout = parse_duration(a.agent_timeout);
+  if (!timeout.ok() || *timeout <= Duration::zero()) {
+    print_error("--agent-timeout: " +
+                (timeout.ok() ? std::string("must be positive") : timeout.status().message()));
+    return kExitBadInput;
+  }
+  auto wait = parse_duration(a.agent_wait);
+  if (!wait.ok()) {
+    print_error("--agent-wait: " + wait.status().message());
+    return kExitBadInput;
+  }
+  AgentLauncherOptions ao;
+  ao.listen = !a.listen.empty()                                ? a.listen
+              : starter != nullptr && !starter->listen.empty() ? starter->listen
+                                                               : "tcp://127.0.0.1:*";
+  ao.key_dir = resolve_state_dir(a.state_dir) + "/agents/" + std::to_string(::getpid());
+  ao.lost_after = *timeout;
+  ao.agent_silence = *timeout;
+  ao.heartbeat = std::min<Duration>(std::chrono::seconds(1), *timeout / 4);
+  ao.kill_grace = grace;
+  ao.on_all_lost = [&cancel](const std::string& why) {
+    print_error(why + ": nothing can run any more; stopping the run");
+    cancel.request();
+  };
+  auto launcher = AgentLauncher::start(ao);
+  if (!launcher.ok()) {
+    print_error("cannot start the agents' endpoint: " + launcher.status().message());
+    return kExitError;
+  }
+  session.launcher = std::move(*launcher);
+  AgentLauncher& l = *session.launcher;
+  Result<std::vector<NodeInfo>> nodes = std::vector<NodeInfo>{};
+  if (starter != nullptr) {
+    if (Status s = starter->start(l.endpoint(), l.key_dir()); !s.ok()) {
+      print_error("cannot start the agents: " + s.message());
+      return kExitError;
+    }
+    nodes = l.wait_for_nodes(starter->nodes, *wait, &cancel);
+  } else {
+    std::fprintf(
+        stderr, "waiting for %d agent%s; start each with:\n  chorus agent --connect %s --keys %s\n",
+        a.agents, a.agents == 1 ? "" : "s", l.endpoint().c_str(), l.key_dir().c_str());
+    nodes = l.wait_for_count(static_cast<std::size_t>(a.agents), *wait, &cancel);
+  }
+  if (!nodes.ok()) {
+    print_error(nodes.status().message());
+    return nodes.status().code() == ErrorCode::cancelled ? kExitCancelled : kExitError;
+  }
+  if (starter == nullptr || options.nodes.empty()) options.nodes = *nodes;
+  options.executable_launcher = &l;
+  session.registry = with_live_node_placement(
+      options.registry != nullptr ? *options.registry : PolicyRegistry::with_builtins(),
+      [&l](std::string_view node) { return l.node_alive(node); });
+  options.registry = &session.registry;
+  return std::nullopt;
+}
+
+}  // namespace
+
 int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& graph,
-                   RunOptions options, const std::string& command) {
+                   RunOptions options, const std::string& command, const AgentStarter* starter) {
   CancelToken cancel;
   handle_interrupts(&cancel);
+  AgentSession agents;
+  if (a.agents > 0 || starter != nullptr) {
+    if (auto stop = start_agents(a, grace, options, starter, cancel, agents)) {
+      handle_interrupts(nullptr);
+      if (starter != nullptr && starter->finish) {
+        agents.launcher.reset();
+        starter->finish();
+      }
+      return *stop;
+    }
+  }
   const OutputMode mode = pick_output_mode(a.json);
   // Labelled with the run id once the run is registered (RunObserver::on_run_started).
   ProgressPrinter printer(mode, a.resume.empty() ? graph.name : a.resume);
@@ -182,6 +268,10 @@ int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& 
   options.observer = &printer;
   auto outcome = run_workflow(graph, options);
   handle_interrupts(nullptr);
+  if (agents.launcher) {
+    agents.launcher.reset();  // tells the agents to exit
+    if (starter != nullptr && starter->finish) starter->finish();
+  }
   return finish_run(outcome, mode, command);
 }
 
@@ -199,6 +289,18 @@ void add_common_run_options(CLI::App* cmd, const std::shared_ptr<CommonRunArgs>&
       ->default_str("5s");
   cmd->add_flag("--json", a->json, "Print one JSON event per line instead of progress");
   cmd->add_flag("--fail-fast", a->fail_fast, "Start nothing new after the first task fails");
+  cmd->add_option("--agents", a->agents,
+                  "Run executable tasks on N agents started by hand (chorus agent --connect ...); "
+                  "placement sees their nodes");
+  cmd->add_option("--listen", a->listen,
+                  "Address the coordinator binds for agents, tcp://IP:PORT (PORT * = any free "
+                  "port; default: 127.0.0.1, or the allocation's interface under chorus launch)");
+  cmd->add_option("--agent-timeout", a->agent_timeout,
+                  "An agent silent this long is lost (its tasks retried elsewhere); agents exit "
+                  "when the coordinator is silent this long")
+      ->default_str("10s");
+  cmd->add_option("--agent-wait", a->agent_wait, "How long to wait for agents to register")
+      ->default_str("2m");
 }
 
 void note_resume(CLI::App* cmd, CommonRunArgs& a) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/run_workflow.hpp"
 #include "cli/progress_printer.hpp"
@@ -21,9 +23,25 @@ struct CommonRunArgs {
   std::string grace = "5s";
   bool json = false;
   bool fail_fast = false;
+  // Agents (runtime/agent): `chorus run --agents N` waits for N agents started by hand.
+  int agents = 0;
+  std::string listen;                 // tcp://IP:PORT the coordinator binds for agents
+  std::string agent_timeout = "10s";  // an agent silent this long is lost (and vice versa)
+  std::string agent_wait = "2m";      // how long to wait for agents to register
 };
 
-// Declares them on `cmd`: FILE, --resume [RUN], --state, --grace, --json, --fail-fast. Call
+// How a run's agents come up when the caller starts them (chorus launch: one srun step).
+struct AgentStarter {
+  std::vector<std::string> nodes;  // wait for an agent on each of these
+  std::string listen;              // default address to bind when --listen is not given
+  // Starts the agents once the coordinator listens; a non-ok Status stops the run.
+  std::function<Status(const std::string& endpoint, const std::string& key_dir)> start;
+  // Called after the run, once the agents were told to shut down.
+  std::function<void()> finish;
+};
+
+// Declares them on `cmd`: FILE, --resume [RUN], --state, --grace, --json, --fail-fast, --agents,
+// --listen, --agent-timeout, --agent-wait. Call
 // `note_resume(cmd, *a)` first thing in the command's callback (a bare --resume sets no value).
 void add_common_run_options(CLI::App* cmd, const std::shared_ptr<CommonRunArgs>& a);
 void note_resume(CLI::App* cmd, CommonRunArgs& a);
@@ -47,7 +65,11 @@ std::optional<Duration> prepare_run(CommonRunArgs& a, const std::string& command
 // Runs `graph` with `options` plus the common ones (state, resume, fail-fast, grace), Ctrl-C
 // handling and progress output; prints the summary (unless --json) and returns the exit status.
 // `command` ("chorus run") is what the summary tells the user to resume with.
+// With `a.agents > 0` or a `starter`, executable tasks run on agents: an AgentLauncher listens
+// first, the agents register, placement sees their nodes (the starter's nodes keep the
+// capacities already in options.nodes) and work stays off nodes whose agent is lost.
 int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& graph,
-                   RunOptions options, const std::string& command);
+                   RunOptions options, const std::string& command,
+                   const AgentStarter* starter = nullptr);
 
 }  // namespace chorus::cli

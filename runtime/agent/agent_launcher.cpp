@@ -194,9 +194,9 @@ void AgentLauncher::check_liveness(TimePoint now) {
                           format_duration(options_.lost_after) + ")");
       continue;
     }
-    if (now - a.last_sent >= options_.heartbeat && !send_to(i, beat)) {
-      declare_lost(i, "disconnected");
-    }
+    // A failed heartbeat (the connection is down) is not a loss yet: the agent reconnects with
+    // the same identity if it lives; the timeout decides.
+    if (now - a.last_sent >= options_.heartbeat) (void)send_to(i, beat);
   }
   // Sending may have consumed the edge of a message that arrived meanwhile.
   if (socket_->readable()) more_input_ = true;
@@ -333,7 +333,8 @@ void AgentLauncher::flush() {
     if (a.batch.empty()) continue;
     bool sent = a.info.alive && send_to(i, a.batch);
     a.batch.clear();
-    if (!sent) declare_lost(i, "disconnected");
+    // The batch is gone with the connection: its tasks would wait forever for updates.
+    if (!sent) declare_lost(i, "was disconnected when its tasks were sent");
   }
   if (socket_->readable()) more_input_ = true;
 }

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <random>
 
 namespace chorus {
 namespace {
@@ -215,6 +216,13 @@ Result<std::unique_ptr<ClientSocket>> ClientSocket::connect(const std::string& e
   c->socket_ = zmq_socket(c->context_, ZMQ_DEALER);
   if (c->socket_ == nullptr) return zmq_status("cannot create the client socket");
   set_int(c->socket_, ZMQ_LINGER, 0);
+  // A fixed identity for this socket's life: after a reconnect (a network blip) the server still
+  // knows who we are. The first byte must not be 0 (ZeroMQ reserves those identities).
+  std::random_device random;
+  std::string identity(16, '\0');
+  for (char& ch : identity) ch = static_cast<char>(random() & 0xff);
+  identity[0] = static_cast<char>(1 + (static_cast<unsigned char>(identity[0]) % 255));
+  zmq_setsockopt(c->socket_, ZMQ_ROUTING_ID, identity.data(), identity.size());
   set_int(c->socket_, ZMQ_SNDHWM, 0);
   set_int(c->socket_, ZMQ_RCVHWM, 0);
   if (Status s = apply_curve_keys(c->socket_, ZMQ_CURVE_SERVERKEY, server_public_key,
