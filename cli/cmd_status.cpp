@@ -1,6 +1,8 @@
 // chorus status [RUN]: a run's state from the journal (default: the latest run).
+// --nodes: the run's nodes, their capacities, what runs on each and what ran there.
 #include <array>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
@@ -10,6 +12,50 @@
 namespace chorus::cli {
 namespace {
 
+// What the journal says about one node of a run.
+struct NodeUse {
+  NodeInfo info;
+  std::vector<std::string> running;  // tasks whose current attempt runs there
+  int busy_cores = 0;
+  int attempts = 0;  // attempts started there
+  int failed = 0;    // attempts that failed there (lost with the node included)
+};
+
+std::vector<NodeUse> node_use(StateStore& store, const RunInfo& run, const RunState& state) {
+  std::vector<NodeUse> nodes;
+  std::map<std::string, std::size_t> index;
+  for (const auto& n : run.nodes) {
+    index[n.name] = nodes.size();
+    nodes.push_back({n, {}, 0, 0, 0});
+  }
+  auto events = store.events(run.id);
+  if (!events.ok()) return nodes;
+  // Where each task's latest attempt was placed, and with how many cores.
+  std::map<TaskId, std::pair<std::size_t, int>> placed;
+  for (const auto& e : *events) {
+    if (e.state == TaskState::running && !e.node.empty()) {
+      auto it = index.find(e.node);
+      if (it == index.end()) {
+        it = index.emplace(e.node, nodes.size()).first;
+        nodes.push_back({NodeInfo{e.node, {}}, {}, 0, 0, 0});
+      }
+      nodes[it->second].attempts += 1;
+      placed[e.task] = {it->second, e.cores};
+    } else if ((e.state == TaskState::failed || e.state == TaskState::timed_out) &&
+               placed.count(e.task) != 0) {
+      nodes[placed[e.task].first].failed += 1;
+    }
+  }
+  for (const auto& t : state.tasks) {
+    auto it = placed.find(t.task);
+    if (t.state != TaskState::running || it == placed.end()) continue;
+    NodeUse& n = nodes[it->second.first];
+    n.running.push_back(t.name);
+    n.busy_cores += it->second.second;
+  }
+  return nodes;
+}
+
 void add_status_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("status", "Show a run's progress from the journal");
   struct Args {
@@ -17,12 +63,15 @@ void add_status_command(CLI::App& app) {
     std::string state_dir;
     bool json = false;
     bool all = false;
+    bool nodes = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("run", a->run, "Run id, a unique prefix, or 'latest'")->default_str("latest");
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->add_flag("--tasks", a->all, "List every task with its state");
+  cmd->add_flag("--nodes", a->nodes,
+                "List the run's nodes: capacity, what runs on each, attempts and failures there");
   cmd->callback([a] {
     auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
     const RunInfo* run = &run_info;
@@ -57,6 +106,20 @@ void add_status_command(CLI::App& app) {
                          {"detail", t.detail}});
       }
       j["tasks"] = tasks;
+      if (a->nodes) {
+        nlohmann::json jn = nlohmann::json::array();
+        for (const auto& n : node_use(*store, *run, state)) {
+          jn.push_back({{"node", n.info.name},
+                        {"cores", n.info.capacity.cores},
+                        {"memory_mb", n.info.capacity.memory_mb},
+                        {"gpus", n.info.capacity.gpus},
+                        {"running", n.running},
+                        {"busy_cores", n.busy_cores},
+                        {"attempts", n.attempts},
+                        {"failed", n.failed}});
+        }
+        j["nodes"] = jn;
+      }
       std::printf("%s\n", j.dump(2).c_str());
       return;
     }
@@ -82,6 +145,20 @@ void add_status_command(CLI::App& app) {
       if (!a->all && !bad) continue;
       std::printf("  %-10s %s (attempt %u)%s%s\n", to_string(t.state), t.name.c_str(), t.attempt,
                   t.detail.empty() ? "" : ": ", t.detail.c_str());
+    }
+    if (a->nodes) {
+      auto nodes = node_use(*store, *run, state);
+      std::printf("nodes     %zu\n", nodes.size());
+      for (const auto& n : nodes) {
+        std::string running;
+        for (std::size_t i = 0; i < n.running.size() && i < 8; ++i) {
+          running += (i == 0 ? ": " : ", ") + n.running[i];
+        }
+        if (n.running.size() > 8) running += ", ...";
+        std::printf("  %-12s %-24s %d/%d cores busy, %zu running%s; %d attempts, %d failed\n",
+                    n.info.name.c_str(), to_string(n.info.capacity).c_str(), n.busy_cores,
+                    n.info.capacity.cores, n.running.size(), running.c_str(), n.attempts, n.failed);
+      }
     }
     if (status == RunStatus::interrupted || status == RunStatus::failed ||
         status == RunStatus::cancelled) {

@@ -51,6 +51,12 @@ class AgentLoop {
                                 " refused this agent's keys (CURVE authentication failed): "
                                 "--keys must be the key folder of the run it serves");
       }
+      if (!welcomed_ && socket_.failed_handshakes() >= 2) {
+        return invalid_argument("the coordinator at " + options_.endpoint +
+                                " refused this agent's keys (it cannot read our CURVE handshake: "
+                                "coordinator.pub is another run's): --keys must be the key "
+                                "folder of the run it serves");
+      }
       if (now - last_heard_ > silence_) {
         return Status(ErrorCode::unavailable,
                       std::string(welcomed_ ? "no message from the coordinator at "

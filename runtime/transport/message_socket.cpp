@@ -243,7 +243,10 @@ Result<std::unique_ptr<ClientSocket>> ClientSocket::connect(const std::string& e
   // Authentication failures are only visible through the socket monitor.
   std::string monitor =
       "inproc://monitor-" + std::to_string(reinterpret_cast<std::uintptr_t>(c.get()));
-  if (zmq_socket_monitor(c->socket_, monitor.c_str(), ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0) {
+  const int events = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  if (zmq_socket_monitor(c->socket_, monitor.c_str(), events) == 0) {
     c->monitor_ = zmq_socket(c->context_, ZMQ_PAIR);
     if (c->monitor_ != nullptr && zmq_connect(c->monitor_, monitor.c_str()) != 0) {
       close_socket(c->monitor_);
@@ -285,8 +288,8 @@ bool ClientSocket::readable() const {
   return socket_readable(socket_);
 }
 
-bool ClientSocket::authentication_refused() {
-  if (refused_ || monitor_ == nullptr) return refused_;
+void ClientSocket::read_monitor() {
+  if (monitor_ == nullptr) return;
   std::string frame;
   bool more = false;
   while (receive_frame(monitor_, frame, more) == 1) {
@@ -294,11 +297,42 @@ bool ClientSocket::authentication_refused() {
     if (frame.size() >= 2) {
       std::uint16_t event = 0;
       std::memcpy(&event, frame.data(), sizeof event);
-      if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) refused_ = true;
+      switch (event) {
+        case ZMQ_EVENT_CONNECTED:
+          handshaking_ = true;
+          break;
+        case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+          handshaking_ = false;
+          break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+          refused_ = true;
+          break;
+        case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+        case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+          ++failed_handshakes_;
+          handshaking_ = false;
+          break;
+        case ZMQ_EVENT_DISCONNECTED:
+          // Dropped before the handshake finished: the server could not read our hello.
+          if (handshaking_) ++failed_handshakes_;
+          handshaking_ = false;
+          break;
+        default:
+          break;
+      }
     }
     skip_rest(monitor_, more);
   }
+}
+
+bool ClientSocket::authentication_refused() {
+  read_monitor();
   return refused_;
+}
+
+int ClientSocket::failed_handshakes() {
+  read_monitor();
+  return failed_handshakes_;
 }
 
 }  // namespace chorus

@@ -92,14 +92,20 @@ class ClientSocket {
   // Whether the server refused our keys during a handshake (CURVE/ZAP authentication failed).
   // Reads the socket monitor's events without blocking.
   bool authentication_refused();
+  // Handshakes that failed for another reason, or connections the server dropped before the
+  // handshake completed: what a wrong server key looks like from the client.
+  int failed_handshakes();
 
  private:
   ClientSocket() = default;
+  void read_monitor();
   void* context_ = nullptr;
   void* socket_ = nullptr;
   void* monitor_ = nullptr;
   int fd_ = -1;
   bool refused_ = false;
+  bool handshaking_ = false;
+  int failed_handshakes_ = 0;
 };
 
 }  // namespace chorus

@@ -208,6 +208,16 @@ TEST_CASE("Runtime.Agent.ForeignKeysCannotRegisterOrLaunch") {
   CHECK(r.result.code() == ErrorCode::invalid_argument);
   CHECK(r.result.message().find("refused this agent's keys") != std::string::npos);
 
+  // The key folder of another run: its coordinator key cannot open a handshake with this one.
+  AgentOptions stranger = agent_options(*launcher, "stranger", 4);
+  stranger.keys.coordinator_public = generate_curve_keypair().value().public_key;
+  stranger.keys.agent = generate_curve_keypair().value();
+  stranger.silence_timeout = std::chrono::seconds(5);
+  AgentThread s(stranger);
+  CHECK(chorus::test::eventually([&] { return s.done.load(); }, 10));
+  CHECK(s.result.code() == ErrorCode::invalid_argument);
+  CHECK(launcher->agents().empty());
+
   // Nothing can be launched on a node that never registered.
   TaskSpec t = shell_task("x", "touch " + (dir / "pwned"));
   t.id = 0;
