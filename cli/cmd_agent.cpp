@@ -41,6 +41,7 @@ void add_agent_command(CLI::App& app) {
     std::int64_t memory_mb = -1;
     int gpus = 0;
     std::string timeout = "30s";
+    bool dry_run = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--connect", a->connect, "The coordinator's address, tcp://HOST:PORT")
@@ -58,6 +59,9 @@ void add_agent_command(CLI::App& app) {
   cmd->add_option("--timeout", a->timeout,
                   "Exit when the coordinator is silent this long before registering")
       ->default_str("30s");
+  cmd->add_flag("--dry-run", a->dry_run,
+                "Benchmarks only: report every task succeeded at once without running it "
+                "(measures the dispatch path alone)");
   cmd->callback([a] {
     auto keys = read_agent_keys(a->keys);
     if (!keys.ok()) {
@@ -74,6 +78,7 @@ void add_agent_command(CLI::App& app) {
     options.endpoint = a->connect;
     options.keys = *keys;
     options.silence_timeout = *timeout;
+    options.dry_run = a->dry_run;
     const char* slurm_node = std::getenv("SLURMD_NODENAME");
     options.node = !a->node.empty()                            ? a->node
                    : slurm_node != nullptr && *slurm_node != 0 ? slurm_node

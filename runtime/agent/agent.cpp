@@ -132,6 +132,14 @@ class AgentLoop {
     if (!decode_launches(payload_, launches_)) return invalid_argument("malformed launch message");
     if (!local_) return invalid_argument("launch before welcome");
     for (TaskLaunch& l : launches_) {
+      if (options_.dry_run) {
+        StateUpdate u;
+        u.task = l.task;
+        u.attempt = l.attempt;
+        u.end_time = wall_seconds_now();
+        updates_.push_back(std::move(u));
+        continue;
+      }
       auto entry = std::make_unique<Entry>();
       TaskSpec& spec = entry->spec;
       spec.id = l.task;
