@@ -110,6 +110,9 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 InactiveLimit=0
 MinJobAge=300
+# Job arrays of the benchmark's size (bench/agents: 5,000 tasks), several runs in a row.
+MaxArraySize=10001
+MaxJobCount=100000
 KillWait=5
 Waittime=0
 NodeName=$node_range NodeHostname=localhost NodeAddr=127.0.0.1 Port=$port_range CPUs=4 Boards=1 SocketsPerBoard=1 CoresPerSocket=4 ThreadsPerCore=1 RealMemory=4000 State=UNKNOWN
@@ -169,14 +172,20 @@ cmd_start() {
   done
   mkdir -p "$DIR"/{etc,state,spool,run,log,tmp}
   if ctld_running; then
-    if [[ $(conf_nodes) == "$nodes" ]]; then
+    # The same size and the configuration this script writes today: reuse it.
+    local want
+    want=$(mktemp)
+    write_conf "$nodes" "$want"
+    if cmp -s "$want" "$CONF"; then
+      rm -f "$want"
       start_munge
       start_slurmds "$nodes"
       wait_ready "$nodes"
       say "running: $nodes nodes (SLURM_CONF=$CONF)"
       return 0
     fi
-    say "running with $(conf_nodes) nodes, $nodes wanted: restarting"
+    rm -f "$want"
+    say "running with $(conf_nodes) nodes or another configuration, $nodes nodes wanted: restarting"
     cmd_stop
     mkdir -p "$DIR"/{etc,state,spool,run,log,tmp}
   fi
