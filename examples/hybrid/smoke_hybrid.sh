@@ -17,26 +17,18 @@ cd "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 
-# Two replicas, each on the first port from a random start that it manages to bind (another run of
-# this script, or anything else, may hold some).
+# Two replicas, each on a free port of its own choosing (--port 0), read from its first line.
 endpoints=()
 for r in 0 1; do
-  for port in $(seq $((20000 + RANDOM % 20000)) 1 $((40100))); do
-    "$bin/surrogate" --port "$port" --data . >"surrogate-$r.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 50); do
-      grep -q "^listening on" "surrogate-$r.log" 2>/dev/null && break
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if grep -q "^listening on" "surrogate-$r.log"; then
-      pids+=("$pid")
-      endpoints+=("$(sed -n 's/^listening on \(tcp:[^ ]*\)$/\1/p' "surrogate-$r.log")")
-      break
-    fi
+  "$bin/surrogate" --port 0 --data . >"surrogate-$r.log" 2>&1 &
+  pids+=("$!")
+  for _ in $(seq 100); do
+    grep -q "^listening on" "surrogate-$r.log" 2>/dev/null && break
+    sleep 0.1
   done
+  endpoints+=("$(sed -n 's/^listening on \(tcp:[^ ]*\)$/\1/p' "surrogate-$r.log")")
 done
-[ "${#endpoints[@]}" -eq 2 ] || { echo "smoke: surrogate replicas did not start"; exit 1; }
+[ -n "${endpoints[0]}" ] && [ -n "${endpoints[1]}" ] || { echo "smoke: surrogate replicas did not start"; exit 1; }
 export CHORUS_SERVICE_SURROGATE="${endpoints[0]},${endpoints[1]}"
 echo "smoke: surrogate replicas at $CHORUS_SERVICE_SURROGATE"
 

@@ -1,5 +1,6 @@
 // surrogate --port P [--host H] [--data DIR]: the persistent surrogate-model service of the
-// hybrid example. A ZeroMQ REP socket on tcp://H:P (H defaults to 127.0.0.1) answering the JSON
+// hybrid example. A ZeroMQ REP socket on tcp://H:P (H defaults to 127.0.0.1; P = 0 takes any free
+// port, which the "listening on" line then names) answering the JSON
 // requests of README.md ("Protocol") with a Gaussian process. With --data it first fits on the
 // simulations already under DIR, so a restarted replica resumes with what the run has learnt.
 // Prints "listening on tcp://H:P" (flushed) once bound; exits 0 on SIGTERM or SIGINT.
@@ -39,8 +40,9 @@ int main(int argc, char** argv) {
     if (arg == "--port") {
       char* end = nullptr;
       port = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || port <= 0 || port > 65535) {
-        std::fprintf(stderr, "surrogate: --port must be 1..65535, got '%s'\n", argv[i]);
+      if (*end != '\0' || port < 0 || port > 65535) {
+        std::fprintf(stderr, "surrogate: --port must be 0..65535 (0: any free port), got '%s'\n",
+                     argv[i]);
         return 2;
       }
     } else if (arg == "--host") {
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   void* socket = zmq_socket(context, ZMQ_REP);
   const int linger = 0;
   zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
-  const std::string endpoint = "tcp://" + host + ":" + std::to_string(port);
+  const std::string endpoint = "tcp://" + host + ":" + (port == 0 ? "*" : std::to_string(port));
   if (zmq_bind(socket, endpoint.c_str()) != 0) {
     std::fprintf(stderr, "surrogate: cannot bind %s: %s\n", endpoint.c_str(),
                  zmq_strerror(zmq_errno()));
@@ -80,7 +82,10 @@ int main(int argc, char** argv) {
     zmq_ctx_term(context);
     return 1;
   }
-  std::printf("listening on %s\n", endpoint.c_str());
+  char bound[256];  // the port actually bound when it was "*"
+  size_t bound_len = sizeof bound;
+  zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, bound, &bound_len);
+  std::printf("listening on %s\n", bound);
   std::fflush(stdout);
 
   int rc = 0;
