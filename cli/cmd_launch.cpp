@@ -4,6 +4,7 @@
 // `srun --mpi=pmix` steps on the node chosen; function tasks in this process.
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,22 +28,48 @@ struct LaunchArgs : CommonRunArgs {
   bool no_agents = false;
 };
 
-// The address of this host's interface that the allocation's nodes reach it through: what its
-// name resolves to (Slurm nodes address each other by name). Never a wildcard: agents' traffic is
-// encrypted, but nothing needs to listen on other interfaces.
-std::string allocation_interface() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) return "127.0.0.1";
+// The address of this host's interface that the allocation's nodes reach it through: the source
+// address the kernel routes to the first other node that resolves (a UDP connect sends nothing),
+// else what this host's name resolves to. Never a wildcard: nothing needs to listen on other
+// interfaces.
+std::string ipv4_of(const std::string& name) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_socktype = SOCK_DGRAM;
   addrinfo* res = nullptr;
-  if (getaddrinfo(host, nullptr, &hints, &res) != 0 || res == nullptr) return "127.0.0.1";
+  if (getaddrinfo(name.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return {};
   char ip[INET_ADDRSTRLEN] = {};
-  const auto* addr = reinterpret_cast<const sockaddr_in*>(res->ai_addr);
-  inet_ntop(AF_INET, &addr->sin_addr, ip, sizeof ip);
+  inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr, ip, sizeof ip);
   freeaddrinfo(res);
   return ip;
+}
+
+std::string allocation_interface(const std::vector<NodeInfo>& nodes) {
+  char host[256] = {};
+  std::string self = gethostname(host, sizeof host - 1) == 0 ? ipv4_of(host) : "";
+  for (const auto& n : nodes) {
+    std::string peer = ipv4_of(n.name);
+    if (peer.empty() || peer == self) continue;
+    int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(9);
+    inet_pton(AF_INET, peer.c_str(), &to.sin_addr);
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    std::string ip;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&from), &len) == 0) {
+      char buf[INET_ADDRSTRLEN] = {};
+      inet_ntop(AF_INET, &from.sin_addr, buf, sizeof buf);
+      ip = buf;
+    }
+    ::close(fd);
+    if (!ip.empty()) return ip;
+    break;
+  }
+  return self.empty() ? "127.0.0.1" : self;
 }
 
 std::string self_exe() {
@@ -81,6 +108,18 @@ class AgentStep {
     if (!h.ok()) return h.status();
     return {};
   }
+  // While the agents register: the step must still run.
+  Status check() {
+    if (local_.in_flight() == 0) return {};
+    done_.clear();
+    local_.poll(done_);
+    if (done_.empty()) return {};
+    const StateUpdate& u = done_.front();
+    std::string how = u.message.empty() ? "exited with code 0" : u.message;
+    std::string tail = tail_of(log_path_, 5);
+    return Status(ErrorCode::unavailable, "the srun step that starts the agents ended (" + how +
+                                              ")" + (tail.empty() ? "" : ": " + tail));
+  }
   // After the agents were told to shut down: the step ends by itself; bounded, then killed.
   void finish() {
     std::vector<StateUpdate> done;
@@ -94,6 +133,7 @@ class AgentStep {
 
  private:
   LocalLauncher local_;
+  std::vector<StateUpdate> done_;
   TaskSpec spec_;
   std::string log_path_;
 };
@@ -135,11 +175,12 @@ int launch_command(LaunchArgs a) {
   AgentStep step(*grace);
   AgentStarter starter;
   for (const auto& n : alloc->nodes) starter.nodes.push_back(n.name);
-  starter.listen = "tcp://" + allocation_interface() + ":*";
+  starter.listen = "tcp://" + allocation_interface(alloc->nodes) + ":*";
   starter.start = [&](const std::string& endpoint, const std::string& key_dir) {
     return step.start(agent_step_argv(alloc->nodes.size(), endpoint, key_dir, a.agent_wait),
                       key_dir + ".log");
   };
+  starter.watch = [&] { return step.check(); };
   starter.finish = [&] { step.finish(); };
   int code = run_and_report(a, *grace, *graph, std::move(options), "chorus launch", &starter);
   if (code == kExitError) {

@@ -220,7 +220,7 @@ std::optional<int> start_agents(const CommonRunArgs& a, Duration grace, RunOptio
       print_error("cannot start the agents: " + s.message());
       return kExitError;
     }
-    nodes = l.wait_for_nodes(starter->nodes, *wait, &cancel);
+    nodes = l.wait_for_nodes(starter->nodes, *wait, &cancel, starter->watch);
   } else {
     std::fprintf(
         stderr, "waiting for %d agent%s; start each with:\n  chorus agent --connect %s --keys %s\n",

@@ -36,6 +36,9 @@ struct AgentStarter {
   std::string listen;              // default address to bind when --listen is not given
   // Starts the agents once the coordinator listens; a non-ok Status stops the run.
   std::function<Status(const std::string& endpoint, const std::string& key_dir)> start;
+  // Polled while waiting for the agents to register: a non-ok Status (the starter died) stops
+  // the wait at once instead of at --agent-wait.
+  std::function<Status()> watch;
   // Called after the run, once the agents were told to shut down.
   std::function<void()> finish;
 };

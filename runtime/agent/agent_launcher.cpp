@@ -202,9 +202,10 @@ void AgentLauncher::check_liveness(TimePoint now) {
   if (socket_->readable()) more_input_ = true;
 }
 
-Result<std::vector<NodeInfo>> AgentLauncher::wait_until(
-    const std::function<bool()>& done, Duration timeout, CancelToken* cancel,
-    const std::function<std::string()>& missing) {
+Result<std::vector<NodeInfo>> AgentLauncher::wait_until(const std::function<bool()>& done,
+                                                        Duration timeout, CancelToken* cancel,
+                                                        const std::function<std::string()>& missing,
+                                                        const WaitWatch& watch) {
   const TimePoint give_up = Clock::now() + timeout;
   while (true) {
     serve();
@@ -212,6 +213,11 @@ Result<std::vector<NodeInfo>> AgentLauncher::wait_until(
     if (done()) break;
     if (cancel != nullptr && cancel->requests() > 0) {
       return Status(ErrorCode::cancelled, "cancelled while waiting for agents");
+    }
+    if (watch) {
+      if (Status s = watch(); !s.ok()) {
+        return Status(s.code(), s.message() + " (agents missing: " + missing() + ")");
+      }
     }
     auto now = Clock::now();
     if (now >= give_up) {
@@ -231,7 +237,8 @@ Result<std::vector<NodeInfo>> AgentLauncher::wait_until(
 }
 
 Result<std::vector<NodeInfo>> AgentLauncher::wait_for_nodes(const std::vector<std::string>& nodes,
-                                                            Duration timeout, CancelToken* cancel) {
+                                                            Duration timeout, CancelToken* cancel,
+                                                            const WaitWatch& watch) {
   expected_ = nodes;
   frozen_ = true;  // other names are refused from the start
   auto registered = [this](const std::string& n) {
@@ -246,7 +253,8 @@ Result<std::vector<NodeInfo>> AgentLauncher::wait_for_nodes(const std::vector<st
                         if (!registered(n)) m.push_back(n);
                       }
                       return join(m);
-                    });
+                    },
+                    watch);
 }
 
 Result<std::vector<NodeInfo>> AgentLauncher::wait_for_count(std::size_t count, Duration timeout,
@@ -271,7 +279,8 @@ Result<std::vector<NodeInfo>> AgentLauncher::wait_for_count(std::size_t count, D
         auto names = live();
         return std::to_string(count - names.size()) + " of " + std::to_string(count) +
                " agents (registered: " + (names.empty() ? "none" : join(names)) + ")";
-      });
+      },
+      {});
   // Agents beyond the first `count` are not part of the run.
   if (result.ok()) {
     for (std::size_t i = 0; i < agents_.size(); ++i) {

@@ -68,12 +68,17 @@ class AgentLauncher final : public Launcher {
   const std::string& endpoint() const { return endpoint_; }
   const std::string& key_dir() const { return options_.key_dir; }
 
+  // Called while waiting for agents (every 100 ms at least); a non-ok Status ends the wait with
+  // it (e.g. the process that starts the agents has died).
+  using WaitWatch = std::function<Status()>;
+
   // Serves registrations until an agent has registered for every name in `nodes`, then admits
   // only those names (an agent of another name is refused). Errors: unavailable after `timeout`,
-  // naming the missing nodes; cancelled when `cancel` is requested. Returns the nodes in the
-  // order given, with the capacity each agent reported.
+  // naming the missing nodes; cancelled when `cancel` is requested; what `watch` returns.
+  // Returns the nodes in the order given, with the capacity each agent reported.
   Result<std::vector<NodeInfo>> wait_for_nodes(const std::vector<std::string>& nodes,
-                                               Duration timeout, CancelToken* cancel = nullptr);
+                                               Duration timeout, CancelToken* cancel = nullptr,
+                                               const WaitWatch& watch = {});
   // The same for the first `count` agents of any (distinct) names, in registration order.
   Result<std::vector<NodeInfo>> wait_for_count(std::size_t count, Duration timeout,
                                                CancelToken* cancel = nullptr);
@@ -113,7 +118,8 @@ class AgentLauncher final : public Launcher {
   bool send_to(std::size_t agent, const std::string& payload);
   Result<std::vector<NodeInfo>> wait_until(const std::function<bool()>& done, Duration timeout,
                                            CancelToken* cancel,
-                                           const std::function<std::string()>& missing);
+                                           const std::function<std::string()>& missing,
+                                           const WaitWatch& watch);
 
   AgentLauncherOptions options_;
   std::unique_ptr<ServerSocket> socket_;

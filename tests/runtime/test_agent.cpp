@@ -286,3 +286,34 @@ TEST_CASE("Runtime.Agent.SilentAgentIsLostAndItsTaskRetriedOnTheSurvivor") {
   CHECK_FALSE(launcher->node_alive("a"));
   CHECK(launcher->node_alive("b"));
 }
+
+TEST_CASE("Runtime.Agent.WaitNamesTheMissingNodes") {
+  TempDir dir;
+  auto launcher = start_launcher(dir);
+  AgentThread a(agent_options(*launcher, "n1", 1));
+  auto nodes = launcher->wait_for_nodes({"n1", "n2", "n3"}, std::chrono::milliseconds(1500));
+  REQUIRE_FALSE(nodes.ok());
+  CHECK(nodes.status().code() == ErrorCode::unavailable);
+  CHECK(nodes.status().message().find("missing n2, n3") != std::string::npos);
+
+  // A watch that reports the starter's death ends the wait at once, with its words.
+  auto watched = launcher->wait_for_nodes({"n1", "n2"}, std::chrono::seconds(60), nullptr, [] {
+    return Status(ErrorCode::unavailable, "srun: error: Unable to create step");
+  });
+  REQUIRE_FALSE(watched.ok());
+  CHECK(watched.status().message().find("Unable to create step (agents missing: n2)") !=
+        std::string::npos);
+
+  // Names outside the run are refused once it knows its nodes.
+  AgentOptions other = agent_options(*launcher, "n9", 1);
+  other.silence_timeout = std::chrono::seconds(5);
+  AgentThread stray(other);
+  std::vector<StateUpdate> none;
+  CHECK(chorus::test::eventually(
+      [&] {
+        launcher->poll(none);  // the coordinator's loop serves registrations
+        return stray.done.load();
+      },
+      10));
+  CHECK(stray.result.message().find("not one of this run's nodes") != std::string::npos);
+}
