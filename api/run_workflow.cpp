@@ -14,6 +14,7 @@
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "core/node_info.hpp"
 #include "runtime/orphans.hpp"
+#include "runtime/repeat_driver.hpp"
 
 namespace chorus {
 namespace {
@@ -138,6 +139,9 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   launchers[static_cast<std::size_t>(TaskKind::executable)] =
       options.executable_launcher != nullptr ? options.executable_launcher : &local;
   launchers[static_cast<std::size_t>(TaskKind::function)] = &inproc;
+  // Service replicas are processes like executable tasks; the coordinator supervises them.
+  launchers[static_cast<std::size_t>(TaskKind::service)] =
+      launchers[static_cast<std::size_t>(TaskKind::executable)];
   MpiLauncher mpi(std::make_unique<MpirunCommand>(), LocalLauncherOptions{options.kill_grace});
   launchers[static_cast<std::size_t>(TaskKind::mpi)] =
       options.mpi_launcher != nullptr ? options.mpi_launcher : &mpi;
@@ -146,6 +150,14 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   copts.log_dir = outcome.log_dir;
   copts.fail_fast = options.fail_fast;
   copts.on_task_done = options.on_task_done;
+  RepeatDriver repeats(graph);
+  if (!graph.repeats.empty()) {
+    copts.on_task_done = [&repeats, user = options.on_task_done](
+                             const TaskSpec& task, TaskState outcome, TaskSubmitter& submitter) {
+      repeats.on_task_done(task, outcome, submitter);
+      if (user) user(task, outcome, submitter);
+    };
+  }
   Coordinator coordinator(graph, **store, run.id, nodes, **queue, **placement, launchers, copts,
                           options.cancel, options.observer);
   auto summary = coordinator.run(previous.ok() ? &*previous : nullptr);

@@ -30,4 +30,26 @@ TaskSpec function_task(std::string name, TaskFunction fn, std::vector<TaskId> af
   return t;
 }
 
+ServiceId add_service(WorkflowGraph& graph, ServiceSpec service, const TaskSpec& replica) {
+  const auto id = static_cast<ServiceId>(graph.services.size());
+  service.replica_tasks.clear();
+  for (int r = 0; r < service.replicas; ++r) {
+    TaskSpec t = replica;
+    t.kind = TaskKind::service;
+    t.service = id;
+    t.replica = r;
+    t.after.clear();
+    t.uses.clear();
+    t.name =
+        service.replicas == 1 ? service.name : service.name + "[replica=" + std::to_string(r) + "]";
+    t.env.emplace_back("CHORUS_REPLICA", std::to_string(r));
+    if (service.ready.kind == ProbeKind::tcp || service.ready.kind == ProbeKind::http) {
+      t.env.emplace_back("CHORUS_SERVICE_PORT", std::to_string(service.ready.port + r));
+    }
+    service.replica_tasks.push_back(graph.add(std::move(t)));
+  }
+  graph.services.push_back(std::move(service));
+  return id;
+}
+
 }  // namespace chorus

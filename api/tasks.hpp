@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/task_spec.hpp"
+#include "core/workflow_graph.hpp"
 
 namespace chorus {
 
@@ -35,5 +36,12 @@ function_task(std::string name, F fn, std::vector<TaskId> after = {}) {
                        }),
                        std::move(after));
 }
+
+// Declares a service on `graph` with service.replicas replica tasks (kind service) copied from
+// `replica` (command, resources, env, workdir, user), named like the service ("name[replica=i]"
+// when there are several). Each replica gets CHORUS_REPLICA and, for tcp/http probes,
+// CHORUS_SERVICE_PORT (= ready.port + replica) in its environment. Returns the id tasks list in
+// TaskSpec::uses.
+ServiceId add_service(WorkflowGraph& graph, ServiceSpec service, const TaskSpec& replica);
 
 }  // namespace chorus

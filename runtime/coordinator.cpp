@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "runtime/log_paths.hpp"
+#include "runtime/services/service_supervisor.hpp"
 
 namespace chorus {
 namespace {
@@ -24,7 +25,15 @@ struct TaskRuntime {
   TimePoint started{};            // of the latest attempt
   std::uint64_t fingerprint = 0;  // of the spec as launched; journaled with every event
   bool launched = false;          // a launcher holds it (cancel must go through the launcher)
+  bool held = false;              // waits for TaskSubmitter::release() too
+  bool stopping = false;          // a service replica we asked to stop: its end is the plan
+  bool parked = false;            // waits in ServiceState::parked for a service to be up
 };
+
+std::string local_host_name() {
+  char host[256] = {};
+  return gethostname(host, sizeof host - 1) == 0 ? host : "localhost";
+}
 
 int timeout_ms_until(TimePoint deadline, TimePoint now) {
   if (deadline <= now) return 0;
@@ -83,6 +92,16 @@ class Coordinator::Impl final : public TaskSubmitter {
       return invalid_argument("task '" + spec.name + "' is a " + to_string(spec.kind) +
                               " task, which this run cannot launch");
     }
+    if (spec.kind == TaskKind::service || spec.service != kNoService) {
+      return invalid_argument("task '" + spec.name +
+                              "': services are declared in the workflow, not submitted while it "
+                              "runs");
+    }
+    for (ServiceId u : spec.uses) {
+      if (u >= graph_.services.size()) {
+        return invalid_argument("task '" + spec.name + "' uses an unknown service");
+      }
+    }
     std::sort(spec.after.begin(), spec.after.end());
     spec.after.erase(std::unique(spec.after.begin(), spec.after.end()), spec.after.end());
     const auto id = static_cast<TaskId>(rt_.size());
@@ -91,6 +110,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     const TaskSpec& added = added_.back();
     names_.insert(added.name);
     rt_.push_back(TaskRuntime{});
+    rt_[id].held = added.held;
     ++progress_.total;
     if (previous_by_name_ != nullptr) {
       auto it = previous_by_name_->find(added.name);
@@ -100,7 +120,8 @@ class Coordinator::Impl final : public TaskSubmitter {
       skipped_.push_back(id);  // its handler runs too, so the workflow grows as it did before
       return id;
     }
-    std::uint32_t waiting = 0;
+    count_user(added, +1);
+    std::uint32_t waiting = rt_[id].held ? 1 : 0;
     bool doomed = false;
     for (TaskId d : added.after) {
       TaskState ds = rt_[d].state;
@@ -120,6 +141,54 @@ class Coordinator::Impl final : public TaskSubmitter {
     return id;
   }
 
+  Status release(TaskId task) override {
+    if (task >= rt_.size()) return invalid_argument("release: unknown task id");
+    auto& r = rt_[task];
+    if (!spec_at(task).held)
+      return invalid_argument("task '" + spec_at(task).name + "' is not held");
+    if (!r.held) return {};
+    r.held = false;
+    if (r.state == TaskState::pending && --r.waiting_on == 0) {
+      if (stopping_new_work()) {
+        cancel_unstarted(task, cancelling_ ? "run cancelled" : "not started: fail-fast");
+      } else {
+        make_ready(task, Clock::now());
+      }
+    }
+    return {};
+  }
+
+  Status add_dependency(TaskId task, TaskId on) override {
+    if (task >= rt_.size() || on >= rt_.size() || task == on) {
+      return invalid_argument("add_dependency: unknown task id");
+    }
+    auto& r = rt_[task];
+    if (r.state != TaskState::pending || r.waiting_on == 0) {
+      return invalid_argument("task '" + spec_at(task).name +
+                              "' has already left the pending state");
+    }
+    const TaskState on_state = rt_[on].state;
+    if (on_state == TaskState::succeeded) return {};
+    if (is_terminal(on_state)) {
+      cancel_unstarted(task, "dependency '" + spec_at(on).name + "' " + to_string(on_state));
+      cancel_dependents(task, "dependency '" + spec_at(task).name + "' cancelled");
+      return {};
+    }
+    ++r.waiting_on;
+    extra_dependents_[on].push_back(task);
+    return {};
+  }
+
+  Status fail_unstarted(TaskId task, const std::string& why) override {
+    if (task >= rt_.size()) return invalid_argument("fail_unstarted: unknown task id");
+    const TaskState st = rt_[task].state;
+    if (st != TaskState::pending && st != TaskState::ready) return {};
+    if (st == TaskState::ready) queue_.remove(task);
+    unpark(task);
+    finish(task, TaskState::failed, -1, why, Clock::now());
+    return {};
+  }
+
   Result<RunSummary> run(const RunState* previous) {
     started_ = Clock::now();
     const auto n = graph_.tasks.size();
@@ -137,7 +206,9 @@ class Coordinator::Impl final : public TaskSubmitter {
       }
     }
     build_dependents();
+    for (TaskId id = 0; id < n; ++id) rt_[id].held = graph_.tasks[id].held;
     if (previous != nullptr) apply_previous(*previous);
+    setup_services();
     if (options_.on_task_done && previous != nullptr) {
       for (TaskId id = 0; id < n; ++id) {
         if (rt_[id].state == TaskState::succeeded) skipped_.push_back(id);
@@ -145,7 +216,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     }
     for (TaskId id = 0; id < n; ++id) {
       if (rt_[id].state != TaskState::pending) continue;
-      std::uint32_t waiting = 0;
+      std::uint32_t waiting = rt_[id].held ? 1 : 0;
       for (TaskId d : spec_at(id).after) waiting += rt_[d].state != TaskState::succeeded;
       rt_[id].waiting_on = waiting;
     }
@@ -158,12 +229,18 @@ class Coordinator::Impl final : public TaskSubmitter {
     while (true) {
       collect_updates();  // first: a task that already ended keeps its outcome
       handle_cancel_requests();
+      if (services_) {
+        release_delayed(Clock::now());
+        poll_services(Clock::now());
+        stop_unneeded_services();
+      }
       if (!stopping_new_work()) dispatch();
       if (Status s = flush(); !s.ok()) return abort_run(s);
       launch_batch();
       if (!events_.empty()) continue;     // launch failures to journal: go round again at once
       if (run_done_handlers()) continue;  // they may have added ready work
       if (terminal_ == rt_.size()) break;
+      if (services_ && stop_unneeded_services()) continue;
       maybe_tick(Clock::now());
       wait_for_activity();
     }
@@ -210,6 +287,8 @@ class Coordinator::Impl final : public TaskSubmitter {
   // What an earlier session of the run says about task `t`.
   void apply_record(const TaskSpec& t, const TaskRecord& r) {
     rt_[t.id].attempt = r.attempt;  // new attempts continue the numbering (logs are kept)
+    // A service's success is that it was stopped: it runs again if the resumed work needs it.
+    if (t.kind == TaskKind::service) return;
     if (r.state == TaskState::succeeded && r.fingerprint == spec_fingerprint(t)) {
       rt_[t.id].state = TaskState::succeeded;
       ++terminal_;
@@ -234,9 +313,25 @@ class Coordinator::Impl final : public TaskSubmitter {
     return true;
   }
 
+  // Dependencies are done: queue the task, unless a service it uses is not ready (it waits,
+  // pending, until it is) or failed for good (so does the task).
   void make_ready(TaskId id, TimePoint now) {
+    const TaskSpec& spec = spec_at(id);
+    for (ServiceId s : spec.uses) {
+      if (const std::string* why = services_->failure(s)) {
+        rt_[id].state = TaskState::pending;
+        finish(id, TaskState::failed, -1,
+               "service '" + graph_.services[s].name + "' is not available: " + *why, now);
+        return;
+      }
+      if (!services_->up(s)) {
+        rt_[id].state = TaskState::pending;
+        park(s, id);
+        return;
+      }
+    }
     rt_[id].state = TaskState::ready;
-    queue_.on_ready(spec_at(id), now);
+    queue_.on_ready(spec, now);
   }
 
   bool stopping_new_work() const { return cancelling_ || (options_.fail_fast && failed_for_good_); }
@@ -270,9 +365,15 @@ class Coordinator::Impl final : public TaskSubmitter {
         }
       }
       if (best < 0) {
-        if (later) return;  // not now: wait for resources to free up
+        // Not now: wait for resources to free up, unless only services hold them (they end only
+        // when the work that needs them is done, so they never would).
+        if (later && !only_ready_services_running()) return;
         queue_.remove(spec.id);
-        finish(spec.id, TaskState::failed, -1, never_fits_message(spec), now);
+        std::string why = later ? blocked_by_services_message(spec) : never_fits_message(spec);
+        finish(spec.id, TaskState::failed, -1, why, now);
+        if (spec.kind == TaskKind::service) {
+          service_failed(spec.service, "replica '" + spec.name + "' " + why, now);
+        }
         continue;
       }
       queue_.on_start(spec, now);
@@ -299,6 +400,225 @@ class Coordinator::Impl final : public TaskSubmitter {
       events_.push_back(std::move(e));
       to_launch_.push_back(spec.id);
     }
+  }
+
+  // ---- Services: a replica is a task that runs until it is not needed; see ServiceSupervisor.
+
+  void setup_services() {
+    if (graph_.services.empty()) return;
+    services_ = std::make_unique<ServiceSupervisor>(graph_.services, local_host_name());
+    const auto count = graph_.services.size();
+    parked_.assign(count, {});
+    users_left_.assign(count, 0);
+    had_users_.assign(count, 0);
+    service_stopped_.assign(count, 0);
+    for (TaskId id = 0; id < base_count_; ++id) {
+      const TaskSpec& t = graph_.tasks[id];
+      if (t.kind == TaskKind::service) ++service_tasks_;
+      for (ServiceId s : t.uses) had_users_[s] = 1;
+      if (!is_terminal(rt_[id].state)) count_user(t, +1);
+    }
+  }
+
+  void count_user(const TaskSpec& t, int delta) {
+    if (!services_) return;
+    for (ServiceId s : t.uses) {
+      users_left_[s] += delta;
+      if (delta > 0) had_users_[s] = 1;
+    }
+  }
+
+  void park(ServiceId s, TaskId id) {
+    rt_[id].parked = true;
+    parked_[s].push_back(id);
+  }
+
+  // Parked lists keep stale entries; the flag says whether an entry still counts.
+  void unpark(TaskId id) { rt_[id].parked = false; }
+
+  void poll_services(TimePoint now) {
+    notices_.clear();
+    services_->poll(now, notices_);
+    for (auto& n : notices_) {
+      auto& r = rt_[n.task];
+      if (r.state != TaskState::running) continue;
+      if (n.kind == ServiceNotice::Kind::ready) {
+        push_ready_event(n.task, n.text);
+        if (services_->up(n.service)) wake_users(n.service, now);
+      } else if (r.launched && !r.stopping) {
+        startup_failures_[n.task] = std::move(n.text);
+        (void)launchers_[static_cast<std::size_t>(TaskKind::service)]->cancel(r.handle);
+      }
+    }
+  }
+
+  // The replica passed its probe: journaled as a second 'running' event of the same attempt.
+  void push_ready_event(TaskId id, const std::string& endpoint) {
+    push_event(id, TaskState::running, 0, "ready at " + endpoint);
+    TaskEvent& e = events_.back();
+    e.cores = spec_at(id).total().cores;
+    if (rt_[id].node >= 0) e.node = nodes_[static_cast<std::size_t>(rt_[id].node)].name;
+  }
+
+  void wake_users(ServiceId s, TimePoint now) {
+    std::vector<TaskId> waiting;
+    waiting.swap(parked_[s]);
+    for (TaskId id : waiting) {
+      auto& r = rt_[id];
+      if (!r.parked || r.state != TaskState::pending) continue;
+      r.parked = false;
+      if (stopping_new_work()) {
+        cancel_unstarted(id, cancelling_ ? "run cancelled" : "not started: fail-fast");
+      } else {
+        make_ready(id, now);  // may park it again behind another service
+      }
+    }
+  }
+
+  void on_service_end(const StateUpdate& u, TimePoint now) {
+    const TaskId id = u.task;
+    const TaskSpec& spec = spec_at(id);
+    const ServiceSpec& svc = graph_.services[spec.service];
+    auto& r = rt_[id];
+    services_->ended(spec);
+    auto [state, code, message] = outcome_of(u);
+    if (r.stopping) {
+      finish(id, TaskState::succeeded, code, {}, now);  // stopped because nothing needs it
+      return;
+    }
+    if (cancelling_) {
+      finish(id, TaskState::cancelled, code, "run cancelled", now);
+      return;
+    }
+    if (auto it = startup_failures_.find(id); it != startup_failures_.end()) {
+      state = TaskState::failed;
+      message = std::move(it->second);
+      startup_failures_.erase(it);
+    } else if (state == TaskState::succeeded) {
+      message = "exited with status 0 while tasks still needed it";
+    }
+    const bool crashed = state != TaskState::succeeded;
+    const bool wanted = svc.restart.when == RestartWhen::always ||
+                        (svc.restart.when == RestartWhen::on_failure && crashed);
+    const bool allowed = r.attempt <= static_cast<std::uint32_t>(svc.restart.max_restarts);
+    if (wanted && allowed && !stopping_new_work() && service_stopped_[spec.service] == 0) {
+      const Duration wait = restart_backoff(svc.restart, static_cast<int>(r.attempt));
+      push_event(id, crashed ? TaskState::failed : TaskState::succeeded, code,
+                 message + " (restart " + std::to_string(r.attempt) + " of " +
+                     std::to_string(svc.restart.max_restarts) + " in " + format_duration(wait) +
+                     ")");
+      r.state = TaskState::pending;
+      delayed_.emplace_back(now + wait, id);
+      std::push_heap(delayed_.begin(), delayed_.end(), std::greater<>{});
+      return;
+    }
+    std::string why = "replica '" + spec.name + "' " + message;
+    if (wanted && !allowed) {
+      why += " after " + std::to_string(svc.restart.max_restarts) + " restart(s)";
+    }
+    finish(id, crashed ? state : TaskState::succeeded, code, message, now);
+    service_failed(spec.service, why, now);
+  }
+
+  static Duration restart_backoff(const RestartPolicy& p, int restart) {
+    double wait = std::chrono::duration<double>(p.backoff).count();
+    for (int i = 1; i < restart; ++i) wait *= p.factor;
+    const double cap = std::chrono::duration<double>(p.max_backoff).count();
+    return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(std::min(wait, cap)));
+  }
+
+  // A service can no longer be up: its waiting users fail, its other replicas stop.
+  void service_failed(ServiceId s, const std::string& why, TimePoint now) {
+    services_->fail(s, why);
+    std::vector<TaskId> waiting;
+    waiting.swap(parked_[s]);
+    for (TaskId id : waiting) {
+      auto& r = rt_[id];
+      if (!r.parked || r.state != TaskState::pending) continue;
+      r.parked = false;
+      finish(id, TaskState::failed, -1,
+             "service '" + graph_.services[s].name + "' is not available: " + why, now);
+    }
+    stop_service(s);
+  }
+
+  void stop_service(ServiceId s) {
+    service_stopped_[s] = 1;
+    const ServiceSpec& svc = graph_.services[s];
+    for (TaskId id : svc.replica_tasks) {
+      auto& r = rt_[id];
+      if (r.state == TaskState::running) {
+        if (!r.stopping) {
+          r.stopping = true;
+          if (r.launched) {
+            (void)launchers_[static_cast<std::size_t>(TaskKind::service)]->cancel(r.handle);
+          }
+        }
+      } else if (!is_terminal(r.state)) {
+        cancel_unstarted(id, "not started: no task needs service '" + svc.name + "' any more");
+        ++service_not_needed_;
+      }
+    }
+  }
+
+  // Stops every service that nothing can use any more: all its users ended (or, when tasks may
+  // still be submitted or it has no users, all other work ended). Returns whether it stopped any.
+  bool stop_unneeded_services() {
+    const bool work_left = terminal_ - service_terminal_ < rt_.size() - service_tasks_;
+    const bool may_grow = static_cast<bool>(options_.on_task_done);
+    bool any = false;
+    for (ServiceId s = 0; s < graph_.services.size(); ++s) {
+      if (service_stopped_[s] != 0) continue;
+      bool needed = may_grow ? work_left || !done_.empty() || !skipped_.empty()
+                             : (had_users_[s] != 0 ? users_left_[s] > 0 : work_left);
+      if (needed) continue;
+      stop_service(s);
+      any = true;
+    }
+    return any;
+  }
+
+  // Replicas whose restart back-off has passed go back to the queue.
+  void release_delayed(TimePoint now) {
+    while (!delayed_.empty() && delayed_.front().first <= now) {
+      std::pop_heap(delayed_.begin(), delayed_.end(), std::greater<>{});
+      TaskId id = delayed_.back().second;
+      delayed_.pop_back();
+      if (rt_[id].state != TaskState::pending) continue;
+      if (service_stopped_[spec_at(id).service] != 0 || stopping_new_work()) {
+        cancel_unstarted(id, "not restarted: the run is stopping");
+        continue;
+      }
+      make_ready(id, now);
+    }
+  }
+
+  // Every running task is a service replica that is ready and not being stopped, and no restart
+  // is pending: nothing will free resources by itself.
+  bool only_ready_services_running() const {
+    if (!services_ || !delayed_.empty()) return false;
+    std::int64_t replicas = 0;
+    for (const auto& svc : graph_.services) {
+      for (TaskId id : svc.replica_tasks) {
+        const auto& r = rt_[id];
+        if (r.state != TaskState::running) continue;
+        if (r.stopping || !services_->ready(spec_at(id))) return false;
+        ++replicas;
+      }
+    }
+    return replicas > 0 && replicas == progress_.running;
+  }
+
+  std::string blocked_by_services_message(const TaskSpec& spec) const {
+    std::string held;
+    for (const auto& v : views_) {
+      if (!held.empty()) held += ", ";
+      held += std::to_string(v.info->capacity.cores - v.free.cores) + " of " +
+              std::to_string(v.info->capacity.cores) + " on " + v.info->name;
+    }
+    return "cannot start: it needs " + to_string(spec.total()) +
+           " and the running services hold the cores (" + held +
+           ") until the work that uses them is done; give the services fewer cores or replicas";
   }
 
   std::string never_fits_message(const TaskSpec& spec) const {
@@ -335,8 +655,13 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (handle.ok()) {
         r.handle = *handle;
         r.launched = true;
+        if (spec.kind == TaskKind::service) {
+          services_->started(spec, request_.node, request_.stdout_path, request_.workdir,
+                             Clock::now());
+          if (r.stopping) (void)launcher->cancel(r.handle);
+        }
       } else {
-        release(id);
+        free_resources(id);
         finish_attempt(id, TaskState::failed, -1, handle.status().message(), Clock::now());
       }
     }
@@ -359,9 +684,12 @@ class Coordinator::Impl final : public TaskSubmitter {
     request_.env.emplace_back("CHORUS_TASK", spec.name);
     request_.env.emplace_back("CHORUS_ATTEMPT", std::to_string(r.attempt));
     request_.env.emplace_back("CHORUS_NODE", request_.node);
+    for (ServiceId s : spec.uses) {
+      request_.env.emplace_back(service_env_name(graph_.services[s].name), services_->endpoints(s));
+    }
   }
 
-  void release(TaskId id) {
+  void free_resources(TaskId id) {
     auto& r = rt_[id];
     if (r.node >= 0) {
       views_[r.node].free += spec_at(id).total();
@@ -395,7 +723,26 @@ class Coordinator::Impl final : public TaskSubmitter {
     if (u.task >= rt_.size()) return;
     auto& r = rt_[u.task];
     if (r.state != TaskState::running || r.attempt != u.attempt) return;  // stale
-    release(u.task);
+    free_resources(u.task);
+    if (spec_at(u.task).kind == TaskKind::service) {
+      on_service_end(u, now);
+      return;
+    }
+    auto [outcome, code, message] = outcome_of(u);
+    if (outcome == TaskState::cancelled) {
+      finish(u.task, TaskState::cancelled, code, message.empty() ? "cancelled" : message, now);
+    } else {
+      finish_attempt(u.task, outcome, code, message, now);
+    }
+  }
+
+  struct Outcome {
+    TaskState state;
+    int code;
+    std::string message;
+  };
+
+  static Outcome outcome_of(const StateUpdate& u) {
     TaskState outcome = TaskState::failed;
     std::string message = u.message;
     switch (u.kind) {
@@ -418,11 +765,7 @@ class Coordinator::Impl final : public TaskSubmitter {
         break;
     }
     int code = u.signal != 0 ? 128 + u.signal : u.exit_code;
-    if (outcome == TaskState::cancelled) {
-      finish(u.task, TaskState::cancelled, code, message.empty() ? "cancelled" : message, now);
-    } else {
-      finish_attempt(u.task, outcome, code, message, now);
-    }
+    return Outcome{outcome, code, std::move(message)};
   }
 
   // An attempt ended: succeed, retry, or fail for good.
@@ -439,8 +782,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     push_event(id, outcome, code,
                message + " (attempt " + std::to_string(r.attempt) + " of " +
                    std::to_string(spec.retries + 1) + ", retrying)");
-    r.state = TaskState::ready;
-    queue_.on_ready(spec, now);
+    make_ready(id, now);
   }
 
   void push_event(TaskId id, TaskState state, int code, std::string detail) {
@@ -453,6 +795,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     e.exit_code = code;
     e.fingerprint = rt_[id].fingerprint;
     e.detail = std::move(detail);
+    e.kind = spec_at(id).kind;
     events_.push_back(std::move(e));
   }
 
@@ -463,6 +806,11 @@ class Coordinator::Impl final : public TaskSubmitter {
     TimePoint started = r.attempt > 0 ? r.started : now;
     r.state = state;
     ++terminal_;
+    if (spec.kind == TaskKind::service) {
+      ++service_terminal_;
+      if (state == TaskState::cancelled && !cancelling_) ++service_not_needed_;
+    }
+    count_user(spec, -1);
     if (options_.on_task_done) done_.push_back(id);
     push_event(id, state, code, state == TaskState::succeeded ? std::string{} : message);
     queue_.on_finish(spec, state, now - started, now);
@@ -502,8 +850,11 @@ class Coordinator::Impl final : public TaskSubmitter {
   void cancel_unstarted(TaskId id, const std::string& why) {
     auto& r = rt_[id];
     if (r.state == TaskState::ready) queue_.remove(id);
+    unpark(id);
     r.state = TaskState::cancelled;
     ++terminal_;
+    count_user(spec_at(id), -1);
+    if (spec_at(id).kind == TaskKind::service) ++service_terminal_;
     ++progress_.cancelled;
     if (options_.on_task_done) done_.push_back(id);
     push_event(id, TaskState::cancelled, 0, why);
@@ -587,6 +938,10 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (auto d = launchers_[k]->next_deadline()) deadline = std::min(deadline, *d);
     }
     if (any_fdless) deadline = std::min(deadline, now + std::chrono::milliseconds(5));
+    if (services_) {
+      if (auto d = services_->next_deadline()) deadline = std::min(deadline, *d);
+      if (!delayed_.empty()) deadline = std::min(deadline, delayed_.front().first);
+    }
     int rc = ::poll(fds_.data(), fds_.size(), timeout_ms_until(deadline, now));
     (void)rc;  // EINTR and timeouts alike: the loop re-polls everything
   }
@@ -631,7 +986,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     s.failures = failures_;
     if (cancelling_) {
       s.status = RunStatus::cancelled;
-    } else if (progress_.failed > 0 || progress_.cancelled > 0) {
+    } else if (progress_.failed > 0 || progress_.cancelled > service_not_needed_) {
       s.status = RunStatus::failed;
     } else {
       s.status = RunStatus::succeeded;
@@ -677,6 +1032,19 @@ class Coordinator::Impl final : public TaskSubmitter {
   std::array<std::size_t, 4> placed_{};        // placed this round, per slot, not yet launched
   Progress progress_;
   std::size_t terminal_ = 0;
+
+  // Services (empty unless the graph declares some).
+  std::unique_ptr<ServiceSupervisor> services_;
+  std::vector<std::vector<TaskId>> parked_;            // per service: tasks waiting for it to be up
+  std::vector<std::int64_t> users_left_;               // per service: its users not yet terminal
+  std::vector<std::uint8_t> had_users_;                // per service: some task uses it
+  std::vector<std::uint8_t> service_stopped_;          // per service: stop decided
+  std::vector<std::pair<TimePoint, TaskId>> delayed_;  // replicas to restart: a min-heap by time
+  std::unordered_map<TaskId, std::string> startup_failures_;  // replicas stopped for not starting
+  std::vector<ServiceNotice> notices_;
+  std::size_t service_tasks_ = 0;
+  std::size_t service_terminal_ = 0;
+  std::int64_t service_not_needed_ = 0;  // replicas cancelled because nothing needed them
   bool cancelling_ = false;
   bool failed_for_good_ = false;
   int cancel_seen_ = 0;

@@ -37,6 +37,15 @@ class TaskSubmitter {
   // Errors: invalid_argument for an empty or duplicate name, an unknown dependency, or a kind
   // this run cannot launch.
   virtual Result<TaskId> submit(TaskSpec spec) = 0;
+  // Lets a task marked `held` start once its dependencies are done. Idempotent. Errors:
+  // invalid_argument for an unknown id or a task that is not held.
+  virtual Status release(TaskId task) = 0;
+  // Makes `task`, which has not started, also wait for `on` (a finished `on` that did not succeed
+  // cancels it). Errors: invalid_argument for unknown ids or once `task` left the pending state.
+  virtual Status add_dependency(TaskId task, TaskId on) = 0;
+  // Fails a task that has not started, with `why` as its message (and cancels what depends on it).
+  // A task already running or finished is left alone.
+  virtual Status fail_unstarted(TaskId task, const std::string& why) = 0;
 };
 
 // Called on the coordinator's thread once a task's final state is journaled; may submit tasks.

@@ -1,0 +1,221 @@
+#include "runtime/services/readiness_probe.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace chorus {
+namespace {
+
+// How long one connection attempt (and the HTTP answer on it) may take before it is abandoned
+// and a new one is started at the next interval.
+constexpr auto kAttemptLimit = std::chrono::seconds(2);
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+}  // namespace
+
+ReadinessProbe::ReadinessProbe(const ReadyProbe& spec, ProbeTarget target)
+    : spec_(spec), target_(std::move(target)) {
+  if (spec_.kind == ProbeKind::stdout_regex) {
+    try {
+      regex_.emplace(spec_.regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      last_error_ = std::string("the ready regex does not compile: ") + e.what();
+    }
+  }
+}
+
+ReadinessProbe::~ReadinessProbe() {
+  close_socket();
+}
+
+std::optional<std::string> ReadinessProbe::check(TimePoint now) {
+  next_check_ = now + spec_.interval;
+  switch (spec_.kind) {
+    case ProbeKind::tcp:
+    case ProbeKind::http:
+      return check_socket(now);
+    case ProbeKind::stdout_regex:
+      return check_stdout();
+    case ProbeKind::file:
+      return check_file();
+  }
+  return std::nullopt;
+}
+
+void ReadinessProbe::close_socket() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  connected_ = false;
+  request_sent_ = false;
+  response_.clear();
+}
+
+bool ReadinessProbe::start_connect() {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(target_.port);
+  // Resolution of a node name is a local lookup (/etc/hosts, nscd) on the clusters we target.
+  if (int rc = getaddrinfo(target_.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    last_error_ = "cannot resolve " + target_.host + ": " + gai_strerror(rc);
+    return false;
+  }
+  int err = 0;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    fd_ = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd_ < 0) {
+      err = errno;
+      continue;
+    }
+    if (::connect(fd_, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) break;
+    err = errno;
+    ::close(fd_);
+    fd_ = -1;
+  }
+  freeaddrinfo(found);
+  if (fd_ < 0) {
+    last_error_ = "connecting to " + target_.host + ":" + port + ": " + errno_text(err);
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> ReadinessProbe::check_socket(TimePoint now) {
+  const std::string where = target_.host + ":" + std::to_string(target_.port);
+  if (fd_ >= 0 && now - connect_started_ > kAttemptLimit) {
+    last_error_ = "connecting to " + where + ": no answer within 2 s";
+    close_socket();
+  }
+  if (fd_ < 0) {
+    if (!start_connect()) return std::nullopt;
+    connect_started_ = now;
+  }
+  if (!connected_) {
+    pollfd p{fd_, POLLOUT, 0};
+    if (::poll(&p, 1, 0) <= 0) return std::nullopt;  // still connecting
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+      last_error_ = "connecting to " + where + ": " + errno_text(err);
+      close_socket();
+      return std::nullopt;
+    }
+    // A connect to a local port nobody listens on can pick that very port as its source and
+    // connect to itself (TCP simultaneous open); it then holds the port the service wants.
+    sockaddr_storage self{}, peer{};
+    socklen_t self_len = sizeof self, peer_len = sizeof peer;
+    if (getsockname(fd_, reinterpret_cast<sockaddr*>(&self), &self_len) == 0 &&
+        getpeername(fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 &&
+        self_len == peer_len && std::memcmp(&self, &peer, self_len) == 0) {
+      last_error_ = "connecting to " + where + ": " + errno_text(ECONNREFUSED);
+      close_socket();
+      return std::nullopt;
+    }
+    connected_ = true;
+  }
+  if (spec_.kind == ProbeKind::tcp) {
+    close_socket();
+    return where;
+  }
+  if (!request_sent_) {
+    const std::string path = spec_.path.empty() ? "/" : spec_.path;
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: " + where +
+                                "\r\nUser-Agent: chorus-probe\r\nConnection: close\r\n\r\n";
+    // A request this small fits any socket buffer: one send, or the attempt is retried.
+    if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size())) {
+      last_error_ = "sending the HTTP request to " + where + ": " + errno_text(errno);
+      close_socket();
+      return std::nullopt;
+    }
+    request_sent_ = true;
+  }
+  char buf[512];
+  while (true) {
+    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n > 0) {
+      response_.append(buf, static_cast<std::size_t>(n));
+      if (response_.find("\r\n") != std::string::npos || response_.size() > 4096) break;
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::nullopt;
+    if (n < 0) {
+      last_error_ = "reading the HTTP answer of " + where + ": " + errno_text(errno);
+      close_socket();
+      return std::nullopt;
+    }
+    break;  // closed by the server
+  }
+  // "HTTP/1.1 204 No Content"
+  std::string status_line = response_.substr(0, response_.find("\r\n"));
+  close_socket();
+  auto space = status_line.find(' ');
+  if (status_line.rfind("HTTP/", 0) != 0 || space == std::string::npos ||
+      status_line.size() < space + 4) {
+    last_error_ = "GET http://" + where + spec_.path + " did not answer HTTP";
+    return std::nullopt;
+  }
+  if (status_line[space + 1] == '2') return "http://" + where;
+  last_error_ = "GET http://" + where + spec_.path + " answered " + status_line.substr(space + 1);
+  return std::nullopt;
+}
+
+std::optional<std::string> ReadinessProbe::check_stdout() {
+  if (!regex_) return std::nullopt;
+  std::ifstream in(target_.stdout_path, std::ios::binary);
+  if (!in) {
+    last_error_ = "it printed nothing yet (no line matched '" + spec_.regex + "')";
+    return std::nullopt;
+  }
+  in.seekg(static_cast<std::streamoff>(stdout_offset_));
+  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  stdout_offset_ += chunk.size();
+  partial_line_ += chunk;
+  std::size_t begin = 0;
+  while (true) {
+    auto end = partial_line_.find('\n', begin);
+    if (end == std::string::npos) break;
+    std::smatch m;
+    const std::string line = partial_line_.substr(begin, end - begin);
+    begin = end + 1;
+    if (std::regex_search(line, m, *regex_)) {
+      partial_line_.clear();
+      return m.size() > 1 && m[1].matched ? m[1].str() : m[0].str();
+    }
+  }
+  partial_line_.erase(0, begin);
+  last_error_ = "no line of its stdout matched '" + spec_.regex + "'";
+  return std::nullopt;
+}
+
+std::optional<std::string> ReadinessProbe::check_file() {
+  std::string path = spec_.path;
+  if (!path.empty() && path[0] != '/' && !target_.workdir.empty()) {
+    path = target_.workdir + "/" + path;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    last_error_ = path + " does not exist";
+    return std::nullopt;
+  }
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) first.pop_back();
+  return first.empty() ? path : first;
+}
+
+}  // namespace chorus
