@@ -6,6 +6,7 @@
 #include "cli/progress_printer.hpp"
 #include "cli/run_common.hpp"
 #include "cli/workflow_input.hpp"
+#include "core/node_info.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -13,6 +14,7 @@ namespace {
 struct RunArgs : CommonRunArgs {
   std::string queue;  // empty = the workflow's choice, else fifo
   bool oversubscribe = false;
+  int cores = 0;            // > 0: the cores this machine offers to tasks, instead of its own count
   double replay_scale = 0;  // > 0: replace each command by a sleep of estimate x scale
 };
 
@@ -36,7 +38,11 @@ Status apply_replay_scale(WorkflowGraph& graph, double scale) {
 int run_command(RunArgs a) {
   auto grace = prepare_run(a, "chorus run");
   if (!grace) return kExitBadInput;
-  auto graph = load_workflow_for_cli(a.file, a.oversubscribe);
+  NodeInfo machine = local_node_info();
+  if (a.cores > 0) machine.capacity.cores = a.cores;
+  auto graph = a.cores > 0 && !a.oversubscribe
+                   ? load_workflow_for_cli(a.file, machine.capacity, "this run (--cores)")
+                   : load_workflow_for_cli(a.file, a.oversubscribe);
   if (!graph.ok()) {
     print_error(graph.status().message());
     return kExitBadInput;
@@ -50,6 +56,7 @@ int run_command(RunArgs a) {
   RunOptions options;
   options.queue = a.queue;
   options.oversubscribe = a.oversubscribe;
+  if (a.cores > 0) options.nodes = {machine};
   return run_and_report(a, *grace, *graph, std::move(options), "chorus run");
 }
 
@@ -61,6 +68,10 @@ void add_run_command(CLI::App& app) {
                   "Queue policy, overriding the workflow's scheduler section (default: fifo)");
   cmd->add_flag("--oversubscribe", a->oversubscribe,
                 "Start tasks even when their cores exceed this machine's free cores");
+  cmd->add_option("--cores", a->cores,
+                  "Cores of this machine the scheduler hands out (default: all of them); more "
+                  "than it has shares them, e.g. with services that mostly wait")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--replay-scale", a->replay_scale,
                   "Replay mode: each task sleeps its recorded estimate times this factor "
                   "(for imported traces, e.g. 0.001)");
