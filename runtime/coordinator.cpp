@@ -454,7 +454,7 @@ class Coordinator::Impl final : public TaskSubmitter {
 
   // The replica passed its probe: journaled as a second 'running' event of the same attempt.
   void push_ready_event(TaskId id, const std::string& endpoint) {
-    push_event(id, TaskState::running, 0, "ready at " + endpoint);
+    push_event(id, TaskState::running, 0, std::string(kReadyDetailPrefix) + endpoint);
     TaskEvent& e = events_.back();
     e.cores = spec_at(id).total().cores;
     if (rt_[id].node >= 0) e.node = nodes_[static_cast<std::size_t>(rt_[id].node)].name;

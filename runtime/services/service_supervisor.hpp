@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/service_spec.hpp"
@@ -16,6 +17,10 @@
 #include "runtime/services/readiness_probe.hpp"
 
 namespace chorus {
+
+// A replica that passed its probe is journaled as a second 'running' event of its attempt whose
+// detail is this prefix followed by the endpoint (`chorus endpoints` reads it back).
+inline constexpr std::string_view kReadyDetailPrefix = "ready at ";
 
 struct ServiceNotice {
   enum class Kind : std::uint8_t {
