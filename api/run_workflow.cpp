@@ -163,6 +163,8 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   auto summary = coordinator.run(previous.ok() ? &*previous : nullptr);
 
   run.status = summary.ok() ? summary->status : RunStatus::interrupted;
+  // Tasks submitted while it ran (repeat rounds, completion handlers) count too.
+  if (summary.ok()) run.total_tasks = summary->progress.total;
   run.updated = wall_seconds_now();
   run.coordinator_pid = 0;
   Status updated = (*store)->update_run(run);

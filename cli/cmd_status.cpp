@@ -143,7 +143,9 @@ void add_status_command(CLI::App& app) {
     for (const auto& t : state.tasks) {
       bool bad = t.state == TaskState::failed || t.state == TaskState::timed_out;
       if (!a->all && !bad) continue;
-      std::printf("  %-10s %s (attempt %u)%s%s\n", to_string(t.state), t.name.c_str(), t.attempt,
+      const std::string attempt =
+          t.attempt == 0 ? "not started" : "attempt " + std::to_string(t.attempt);
+      std::printf("  %-10s %s (%s)%s%s\n", to_string(t.state), t.name.c_str(), attempt.c_str(),
                   t.detail.empty() ? "" : ": ", t.detail.c_str());
     }
     if (a->nodes) {

@@ -46,8 +46,10 @@ void ProgressPrinter::on_event(const TaskSpec& task, const TaskEvent& e) {
   // Failures are worth a line of their own in both human modes; other events only feed the counts.
   if (e.state == TaskState::failed || e.state == TaskState::timed_out) {
     if (line_open_) std::fputs("\r\x1b[K", stderr);
-    std::fprintf(stderr, "task '%s' %s (attempt %u): %s\n", task.name.c_str(), to_string(e.state),
-                 e.attempt, e.detail.c_str());
+    const std::string attempt =
+        e.attempt == 0 ? "not started" : "attempt " + std::to_string(e.attempt);
+    std::fprintf(stderr, "task '%s' %s (%s): %s\n", task.name.c_str(), to_string(e.state),
+                 attempt.c_str(), e.detail.c_str());
     line_open_ = false;
   }
 }

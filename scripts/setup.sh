@@ -36,7 +36,7 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCHORUS_SA
 cmake --build "$BUILD_DIR"
 
 case "${1:-}" in
-  --example) exec "$BUILD_DIR"/examples/quickstart/run_quickstart.sh "$BUILD_DIR" ;;
+  --example) exec "$BUILD_DIR"/examples/hybrid/run_hybrid.sh ;;
   --test) cd "$BUILD_DIR" && exec ctest --output-on-failure --timeout 600 -j2 ;;
   "") ;;
   *) echo "setup: unknown option '$1' (use --example or --test)" >&2; exit 2 ;;

@@ -330,6 +330,8 @@ std::vector<ReportAttempt> collect_attempts(std::span<const EventRecord> events,
   std::unordered_map<TaskId, std::size_t> open_of_task;
   for (const auto& e : events) {
     if (e.state == TaskState::running) {
+      // A second 'running' event of the same attempt is a service passing its readiness probe.
+      if (open.count(attempt_key(e.task, e.attempt)) != 0) continue;
       // A new attempt while an older one has no end: the coordinator that ran it was killed, so
       // its true end is unknown; it cannot have outlived the journal's next start of this task.
       if (auto it = open_of_task.find(e.task); it != open_of_task.end()) {

@@ -14,6 +14,24 @@ TEST_CASE("Integration.Examples.QuickstartPrintsResult") {
   CHECK(r.err.find("66 tasks: 66 succeeded") != std::string::npos);
 }
 
+// The flagship: MPI simulations, a surrogate service and 200 scoring tasks per round, in rounds.
+TEST_CASE("Integration.Examples.HybridActiveLearningLoopRunsRoundsAndWritesItsReport") {
+  auto r = run_process({binary_dir() + "/examples/hybrid/run_hybrid.sh"}, binary_dir());
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("hybrid-1: succeeded") != std::string::npos);
+  auto table = r.out.find("surrogate RMSE per round:");
+  REQUIRE(table != std::string::npos);
+  CHECK(r.out.find("\n    2 ", table) != std::string::npos);  // at least two rounds ran
+  auto report = r.out.find("report: ");
+  REQUIRE(report != std::string::npos);
+  std::string path = r.out.substr(report + 8);
+  path = path.substr(0, path.find('\n'));
+  CHECK(file_exists(path));
+  std::string html = read_file(path);
+  CHECK(html.find("\"service\"") != std::string::npos);
+}
+
 TEST_CASE("Integration.Examples.EmbedBuildsAgainstInstalledPackage") {
   TempDir dir;
   std::string prefix = dir / "prefix";
