@@ -7,3 +7,7 @@ build=$(cd .. && realpath "${1:-build}")
 python3 launch_rate.py --build "$build" --tasks 5000 --repeats 5
 python3 function_tasks.py --build "$build" --tasks 1000000 --repeats 5
 python3 micro_figures.py --build "$build" --repetitions 5
+# Issue 3: services, MPI and fine-grained tasks in one run (bench/services/README.md).
+python3 services/coupling.py --build "$build" --tasks 20 --n 2000 --repeats 5
+python3 services/mpi_overhead.py --build "$build" --repeats 30
+python3 services/mixed.py --build "$build" --tasks 2000 --repeats 7
