@@ -42,6 +42,7 @@ ServiceId add_service(WorkflowGraph& graph, ServiceSpec service, const TaskSpec&
     t.uses.clear();
     t.name =
         service.replicas == 1 ? service.name : service.name + "[replica=" + std::to_string(r) + "]";
+    t.kill_grace = service.stop_grace;
     t.env.emplace_back("CHORUS_REPLICA", std::to_string(r));
     if (service.ready.kind == ProbeKind::tcp || service.ready.kind == ProbeKind::http) {
       t.env.emplace_back("CHORUS_SERVICE_PORT", std::to_string(service.ready.port + r));

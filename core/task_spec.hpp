@@ -53,12 +53,13 @@ struct TaskSpec {
   int ranks = 1;
   Command cmd;
   TaskFunction fn;
-  KeyValues env;         // extra environment, on top of the coordinator's
-  KeyValues params;      // sweep variables (also exported to the task's environment)
-  std::string workdir;   // empty = the run's working directory
-  Duration timeout{0};   // 0 = no limit
-  int retries = 0;       // extra attempts after the first failure
-  Duration estimate{0};  // expected runtime when known (user, trace, history); 0 = unknown
+  KeyValues env;           // extra environment, on top of the coordinator's
+  KeyValues params;        // sweep variables (also exported to the task's environment)
+  std::string workdir;     // empty = the run's working directory
+  Duration timeout{0};     // 0 = no limit
+  Duration kill_grace{0};  // SIGTERM -> SIGKILL when it is stopped; 0 = the launcher's default
+  int retries = 0;         // extra attempts after the first failure
+  Duration estimate{0};    // expected runtime when known (user, trace, history); 0 = unknown
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<TaskId> after;  // dependencies: ids of tasks that must succeed first

@@ -468,6 +468,7 @@ void GraphBuilder::add_services(WorkflowGraph& graph) {
       task.kind = TaskKind::service;
       task.service = static_cast<ServiceId>(s);
       task.replica = r;
+      task.kill_grace = spec.stop_grace;
       set_key(task.env, "CHORUS_REPLICA", std::to_string(r));
       if (vars.size() > 1) set_key(task.env, "CHORUS_SERVICE_PORT", vars[1].second);
       spec.replica_tasks.push_back(graph.add(std::move(task)));

@@ -345,6 +345,7 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
   p.task = spec.id;
   p.attempt = request.attempt;
   p.timeout = spec.timeout;
+  p.grace = spec.kill_grace > Duration::zero() ? spec.kill_grace : options_.kill_grace;
   if (spec.timeout > Duration::zero()) heap_set(slot, Clock::now() + spec.timeout);
   ++active_;
   return handle;
@@ -389,7 +390,7 @@ void LocalLauncher::poll(std::vector<StateUpdate>& out) {
       p.reason = UpdateKind::timed_out;
       p.phase = Phase::terminating;
       signal_group(p, SIGTERM);
-      heap_set(slot, now + options_.kill_grace);
+      heap_set(slot, now + p.grace);
     } else {
       p.phase = Phase::killed;
       p.escalated = true;
@@ -441,7 +442,7 @@ void LocalLauncher::reap(Proc& p, std::vector<StateUpdate>& out) {
         }
     }
     if (p.escalated) {
-      u.message += "; SIGKILLed after ignoring SIGTERM for " + format_duration(options_.kill_grace);
+      u.message += "; SIGKILLed after ignoring SIGTERM for " + format_duration(p.grace);
     }
   }
   for (const Output* o : {&p.out, &p.err}) {
@@ -511,7 +512,7 @@ Status LocalLauncher::cancel(LaunchHandle handle) {
   p->reason = UpdateKind::cancelled;
   p->phase = Phase::terminating;
   signal_group(*p, SIGTERM);
-  heap_set(static_cast<std::uint32_t>(handle & 0xffffffffU), Clock::now() + options_.kill_grace);
+  heap_set(static_cast<std::uint32_t>(handle & 0xffffffffU), Clock::now() + p->grace);
   return Status::ok_status();
 }
 

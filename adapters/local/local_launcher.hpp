@@ -98,7 +98,8 @@ class LocalLauncher final : public Launcher {
     UpdateKind reason = UpdateKind::exited;  // timed_out / cancelled once one of those started
     bool escalated = false;                  // SIGKILL was needed after SIGTERM
     Duration timeout{0};
-    TimePoint due{};  // valid while heap_pos != kNotInHeap
+    Duration grace{0};  // SIGTERM -> SIGKILL for this process
+    TimePoint due{};    // valid while heap_pos != kNotInHeap
     std::uint32_t heap_pos = kNotInHeap;
     Output out;
     Output err;  // unused (pipe -1) when stderr shares stdout's file

@@ -301,3 +301,36 @@ TEST_CASE("Runtime.Services.TaskBlockedForeverByServicesFailsInsteadOfHanging") 
   CHECK(r->summary.failures[0].message.find("the running services hold the cores (2 of 2 on "
                                             "localhost)") != std::string::npos);
 }
+
+TEST_CASE("Runtime.Services.StopGraceBoundsHowLongAServiceIgnoringSigtermMayTakeToStop") {
+  TempDir dir;
+  WorkflowGraph g;
+  g.name = "svc";
+  g.workdir = dir.path();
+  auto svc = tcp_service("stubborn", 0);
+  svc.ready.kind = ProbeKind::file;
+  svc.ready.path = "stubborn.up";
+  svc.stop_grace = std::chrono::milliseconds(300);
+  // An ignored SIGTERM stays ignored in the children too: only SIGKILL ends it.
+  ServiceId id = add_service(
+      g, svc, shell_task("r", "trap '' TERM; touch stubborn.up; while :; do sleep 0.1; done"));
+  auto user = shell_task("user", "true");
+  user.uses = {id};
+  g.add(user);
+  RunOptions o;
+  o.state_dir = dir / "state";
+  o.kill_grace = std::chrono::seconds(120);  // the run's default, which the service overrides
+  o.nodes = {NodeInfo{"localhost", {8, 0, 0}}};
+  const auto start = Clock::now();
+  auto r = run_workflow(g, o);
+  REQUIRE(r.ok());
+  CHECK(r->summary.status == RunStatus::succeeded);
+  CHECK(Clock::now() - start < std::chrono::seconds(60));  // not the run's 120 s grace
+  auto store = open_sqlite_store(journal_path(o.state_dir));
+  auto events = (*store)->events(r->run.id).value();
+  int code = 0;
+  for (const auto& e : events) {
+    if (e.name == "stubborn" && e.state == TaskState::succeeded) code = e.exit_code;
+  }
+  CHECK(code == 128 + 9);
+}
