@@ -1,5 +1,7 @@
 #include "api/tasks.hpp"
 
+#include "adapters/inproc/inproc_launcher.hpp"
+
 namespace chorus {
 
 TaskSpec command_task(std::string name, std::vector<std::string> argv, std::vector<TaskId> after) {
@@ -51,6 +53,10 @@ ServiceId add_service(WorkflowGraph& graph, ServiceSpec service, const TaskSpec&
   }
   graph.services.push_back(std::move(service));
   return id;
+}
+
+std::string service_endpoints(const std::string& service) {
+  return current_task_env(service_env_name(service)).value_or(std::string{});
 }
 
 }  // namespace chorus

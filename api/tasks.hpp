@@ -44,4 +44,8 @@ function_task(std::string name, F fn, std::vector<TaskId> after = {}) {
 // TaskSpec::uses.
 ServiceId add_service(WorkflowGraph& graph, ServiceSpec service, const TaskSpec& replica);
 
+// Inside a function task that uses services: the endpoints of `service` as a process task would
+// get them in CHORUS_SERVICE_<NAME> (comma-separated, replica order); empty elsewhere.
+std::string service_endpoints(const std::string& service);
+
 }  // namespace chorus

@@ -675,7 +675,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     request_.spec = &spec;
     request_.attempt = r.attempt;
     request_.node = nodes_[static_cast<std::size_t>(r.node)].name;
-    if (spec.kind == TaskKind::function) return;
+    if (spec.kind == TaskKind::function && spec.uses.empty()) return;
     request_.workdir = spec.workdir.empty() ? default_workdir_ : spec.workdir;
     request_.stdout_path = log_path(options_.log_dir, spec.name, r.attempt, "out");
     request_.stderr_path = log_path(options_.log_dir, spec.name, r.attempt, "err");

@@ -45,6 +45,18 @@ InprocLauncher::~InprocLauncher() {
   if (event_fd_ >= 0) ::close(event_fd_);
 }
 
+namespace {
+thread_local const KeyValues* t_task_env = nullptr;
+}  // namespace
+
+std::optional<std::string> current_task_env(std::string_view key) {
+  if (t_task_env == nullptr) return std::nullopt;
+  for (const auto& [k, v] : *t_task_env) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
 Result<LaunchHandle> InprocLauncher::launch(const LaunchRequest& request) {
   if (!init_error_.ok()) return init_error_;
   if (request.spec == nullptr) return invalid_argument("launch request without a task spec");
@@ -57,7 +69,8 @@ Result<LaunchHandle> InprocLauncher::launch(const LaunchRequest& request) {
   bool wake;
   {
     std::lock_guard lock(queue_mu_);
-    queue_.push_back(Job{request.spec, request.attempt, handle});
+    queue_.push_back(Job{request.spec, request.attempt, handle,
+                         request.spec->uses.empty() ? KeyValues{} : request.env});
     wake = idle_ > 0;
   }
   if (wake) queue_cv_.notify_one();
@@ -124,6 +137,10 @@ InprocLauncher::Done InprocLauncher::run(const Job& job) {
 
   bool timed = spec.timeout > Duration::zero();
   TimePoint start = timed ? Clock::now() : TimePoint{};
+  struct EnvScope {
+    explicit EnvScope(const KeyValues* env) { t_task_env = env; }
+    ~EnvScope() { t_task_env = nullptr; }
+  } env_scope(job.env.empty() ? nullptr : &job.env);
   try {
     Status status = spec.fn();
     if (!status.ok()) {

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_set>
@@ -30,6 +32,11 @@
 #include "core/status.hpp"
 
 namespace chorus {
+
+// Inside a function task run by an InprocLauncher: the value of `key` in the environment the
+// coordinator gave it (LaunchRequest::env), e.g. CHORUS_SERVICE_<NAME> for a task that uses a
+// service; nullopt elsewhere or when absent. Only tasks that use services get an environment.
+std::optional<std::string> current_task_env(std::string_view key);
 
 class InprocLauncher final : public Launcher {
  public:
@@ -60,6 +67,7 @@ class InprocLauncher final : public Launcher {
     const TaskSpec* spec;  // nullptr once cancelled while still queued
     std::uint32_t attempt;
     LaunchHandle handle;
+    KeyValues env;  // what current_task_env() answers; filled only for tasks that use services
   };
   struct Done {
     LaunchHandle handle;

@@ -334,3 +334,19 @@ TEST_CASE("Runtime.Services.StopGraceBoundsHowLongAServiceIgnoringSigtermMayTake
   }
   CHECK(code == 128 + 9);
 }
+
+TEST_CASE("Runtime.Services.FunctionTasksThatUseAServiceGetItsEndpoints") {
+  Run run;
+  WorkflowGraph g;
+  const int port = free_port();
+  ServiceId echo = add_service(g, tcp_service("echo", port), replica_running(""));
+  std::string seen = "unset", outside = "unset";
+  auto user = function_task("fn-user", [&] { seen = service_endpoints("echo"); });
+  user.uses = {echo};
+  g.add(user);
+  g.add(function_task("fn-plain", [&] { outside = service_endpoints("echo"); }));
+  REQUIRE(run.go(g));
+  CHECK(run.outcome.summary.status == RunStatus::succeeded);
+  CHECK(seen == "127.0.0.1:" + std::to_string(port));
+  CHECK(outside.empty());
+}
