@@ -25,6 +25,15 @@ struct SchedulerChoice {
   int queue_line = 0, queue_column = 0;
   int placement_line = 0, placement_column = 0;
   int weights_line = 0, weights_column = 0;
+  // `planner: heft|spwd`: plan the whole graph before it runs and release and place tasks by the
+  // plan (the runner then picks the queue order and placement itself). Empty = no planner.
+  std::string planner;
+  int planner_line = 0, planner_column = 0;
+  // SPWD's largest subworkflow: a vertex count, or a percentage of the task count (then
+  // planner_mss_percent); 0 = the planner's default.
+  double planner_mss = 0;
+  bool planner_mss_percent = false;
+  Duration planner_deadline{0};  // 0 = the planner's default (critical path at the mean speed)
 };
 
 // The tasks of one round of a repeat group, built when the round before it succeeded.

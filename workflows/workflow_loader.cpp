@@ -1,5 +1,6 @@
 #include "workflows/workflow_loader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/text.hpp"
 #include "workflows/diagnostic_list.hpp"
 #include "workflows/graph_builder.hpp"
 #include "workflows/key_checker.hpp"
@@ -52,19 +54,83 @@ Position mark_position(const YAML::Mark& m) {
 }
 
 const KeyChecker& scheduler_keys() {
-  static const KeyChecker checker({"queue", "placement", "weights"}, {"planner"});
+  static const KeyChecker checker({"queue", "placement", "weights", "planner", "mss", "deadline"},
+                                  {});
   return checker;
 }
 
-// `scheduler: {queue: uwfq, placement: first-fit, weights: {alice: 2, bob: 1}}`. The names are
-// checked against the policy registry by the runner (workflows/ does not know the policies).
+// The graph planners a workflow may name. workflows/ cannot see schedulers/planners (which
+// depends on it), so the list lives here; cli/live_plan maps each name to its planner.
+const std::vector<std::string>& known_planners() {
+  static const std::vector<std::string> names{"heft", "spwd"};
+  return names;
+}
+
+// `mss: 50` (vertices, at least 2) or `mss: 10%` (of the task count).
+void read_planner_mss(const MapEntry& e, SchedulerChoice& out, DiagnosticList& diags) {
+  const std::string expected =
+      "'mss' in 'scheduler' must be a vertex count of at least 2 or a percentage such as 10%, got ";
+  if (!e.value.IsScalar()) {
+    diags.add(e.value_pos, expected + describe_node(e.value));
+    return;
+  }
+  const std::string& text = e.value.Scalar();
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  const bool parsed = !number.empty() && end == number.c_str() + number.size() && std::isfinite(v);
+  const bool valid = parsed && (percent ? v > 0 && v <= 100 : v >= 2 && v == std::floor(v));
+  if (!valid) {
+    diags.add(e.value_pos, expected + "'" + text + "'");
+    return;
+  }
+  out.planner_mss = v;
+  out.planner_mss_percent = percent;
+}
+
+// `planner: heft|spwd` with its options `mss` (spwd only) and `deadline`. The planner decides the
+// order and the placement, so it excludes `queue`, `placement` and `weights`.
+void check_planner_choice(const std::vector<MapEntry>& entries, DiagnosticList& diags) {
+  const MapEntry* planner = find_entry(entries, "planner");
+  const std::string name =
+      planner != nullptr && planner->value.IsScalar() ? planner->value.Scalar() : std::string{};
+  if (planner != nullptr) {
+    for (const char* other : {"queue", "placement", "weights"}) {
+      if (find_entry(entries, other) == nullptr) continue;
+      diags.add(planner->key_pos, "'planner' cannot be combined with '" + std::string(other) +
+                                      "' in 'scheduler': the plan decides both the order and "
+                                      "the placement of tasks");
+    }
+  }
+  for (const char* option : {"mss", "deadline"}) {
+    const MapEntry* e = find_entry(entries, option);
+    if (e == nullptr) continue;
+    if (planner == nullptr) {
+      diags.add(e->key_pos,
+                "'" + std::string(option) + "' in 'scheduler' is an option of a planner: add " +
+                    (std::string(option) == "mss" ? "'planner: spwd'"
+                                                  : "'planner: heft' or 'planner: spwd'") +
+                    " (or remove it)");
+    } else if (std::string(option) == "mss" && name != "spwd") {
+      diags.add(e->key_pos, "'mss' in 'scheduler' applies to 'planner: spwd' only");
+    }
+  }
+}
+
+// `scheduler: {queue: uwfq, placement: first-fit, weights: {alice: 2, bob: 1}}` or
+// `scheduler: {planner: spwd, mss: 10%, deadline: 2h}`. Policy names are checked against the
+// policy registry by the runner (workflows/ does not know the policies); planner names here.
 void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticList& diags) {
   if (!section.value.IsMap()) {
     diags.add(section.value_pos, "'scheduler' must be a map such as {queue: uwfq}, got " +
                                      describe_node(section.value));
     return;
   }
-  for (const MapEntry& e : scheduler_keys().check(section.value, "in 'scheduler'", diags)) {
+  const std::vector<MapEntry> entries =
+      scheduler_keys().check(section.value, "in 'scheduler'", diags);
+  check_planner_choice(entries, diags);
+  for (const MapEntry& e : entries) {
     if (e.key == "queue" || e.key == "placement") {
       auto name = read_string(e, "'" + e.key + "' in 'scheduler'", diags);
       if (!name) continue;
@@ -76,6 +142,28 @@ void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticLis
       (queue ? out.queue : out.placement) = *name;
       (queue ? out.queue_line : out.placement_line) = e.value_pos.line;
       (queue ? out.queue_column : out.placement_column) = e.value_pos.column;
+    } else if (e.key == "planner") {
+      auto name = read_string(e, "'planner' in 'scheduler'", diags);
+      if (!name) continue;
+      const auto& known = known_planners();
+      if (std::find(known.begin(), known.end(), *name) == known.end()) {
+        diags.add(e.value_pos, "unknown planner '" + *name + "' in 'scheduler'" +
+                                   did_you_mean(*name, known) + "; known: " + join(known));
+        continue;
+      }
+      out.planner = *name;
+      out.planner_line = e.value_pos.line;
+      out.planner_column = e.value_pos.column;
+    } else if (e.key == "mss") {
+      read_planner_mss(e, out, diags);
+    } else if (e.key == "deadline") {
+      auto d = read_duration(e, "'deadline' in 'scheduler'", diags);
+      if (!d) continue;
+      if (*d <= Duration::zero()) {
+        diags.add(e.value_pos, "'deadline' in 'scheduler' must be positive");
+        continue;
+      }
+      out.planner_deadline = *d;
     } else if (e.key == "weights") {
       if (!e.value.IsMap()) {
         diags.add(e.value_pos,

@@ -91,7 +91,9 @@ tasks:
     command: [x]
     kind: exectuable
 )Y");
-  check_has_line(m, "wf.yaml:1:26: 'planner' is not supported yet");
+  check_has_line(m,
+                 "wf.yaml:1:26: 'planner' cannot be combined with 'queue' in 'scheduler': the "
+                 "plan decides both the order and the placement of tasks");
   check_has_line(m,
                  "wf.yaml:2:11: 'services' must be a list of services (each '- name: ...'), "
                  "got a map");
