@@ -3,6 +3,7 @@
 
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/live_plan.hpp"
 #include "cli/progress_printer.hpp"
 #include "cli/run_common.hpp"
 #include "cli/workflow_input.hpp"
@@ -57,6 +58,19 @@ int run_command(RunArgs a) {
   options.queue = a.queue;
   options.oversubscribe = a.oversubscribe;
   if (a.cores > 0) options.nodes = {machine};
+  std::unique_ptr<LivePlanSetup> plan;  // `scheduler: {planner: ...}`; outlives the run
+  if (!graph->scheduler.planner.empty()) {
+    auto setup = a.agents > 0 ? Result<std::unique_ptr<LivePlanSetup>>(invalid_argument(
+                                    "planner " + graph->scheduler.planner +
+                                    " with --agents is not supported yet (the plan needs the "
+                                    "nodes before the agents register)"))
+                              : setup_live_plan(*graph, {machine}, a.json, options);
+    if (!setup.ok()) {
+      print_error(setup.status().message());
+      return kExitBadInput;
+    }
+    plan = std::move(*setup);
+  }
   return run_and_report(a, *grace, *graph, std::move(options), "chorus run");
 }
 
