@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 namespace chorus {
@@ -16,6 +17,12 @@ Status FairQueueOptions::validate() const {
   for (const auto& [name, w] : weights) {
     if (!(w > 0) || !std::isfinite(w)) {
       return invalid_argument("weight of '" + name + "' must be a positive number, got " +
+                              std::to_string(w));
+    }
+  }
+  for (const auto& [name, w] : job_weights) {
+    if (!(w > 0) || !std::isfinite(w)) {
+      return invalid_argument("weight of job '" + name + "' must be a positive number, got " +
                               std::to_string(w));
     }
   }
@@ -65,6 +72,7 @@ void VirtualFairQueue::advance(TimePoint now) {
       v_ = std::max(v_, flows_[f].end);
       last_ = at;
       leave_sets(f);
+      clear_chain(f);
       if (grace_s_ > 0) {
         Flow& flow = flows_[f];
         flow.state = FlowState::lingering;
@@ -201,7 +209,7 @@ void VirtualFairQueue::unmark_ready(std::uint32_t job) {
 // A job with nothing queued that is no longer its flow's last can never be extended again.
 void VirtualFairQueue::release_job_if_done(std::uint32_t job) {
   Job& j = jobs_[job];
-  if (j.live > 0 || flows_[j.flow].tail_job == job) return;
+  if (j.live > 0 || j.in_chain || flows_[j.flow].tail_job == job) return;
   unmark_ready(job);
   if (!j.key.empty()) {
     auto it = job_by_key_.find(j.key);
@@ -218,9 +226,9 @@ void VirtualFairQueue::on_ready(const TaskSpec& task, TimePoint now) {
   advance(now);
   double work = options_.estimator->task_work(task);
   std::uint32_t f = flow_for(task);
+  std::uint32_t job = kind_ == FlowKind::user ? on_ready_user(task, f, work) : kNone;
   Flow& flow = flows_[f];
-  std::uint32_t job = kNone;
-  if (!task.job.empty()) {
+  if (kind_ == FlowKind::job && !task.job.empty()) {
     auto it = job_by_key_.find(task.job);
     // More work for the flow's last job while the flow is still busy: the job grows.
     if (it != job_by_key_.end() && jobs_[it->second].flow == f && flow.tail_job == it->second &&
@@ -233,7 +241,7 @@ void VirtualFairQueue::on_ready(const TaskSpec& task, TimePoint now) {
   if (job == kNone) {
     double start;
     if (flow.state != FlowState::idle) {
-      start = flow.end;  // chains; a lingering user back within its grace keeps its place
+      start = flow.end;  // chains; a lingering flow back within its grace keeps its place
     } else {
       start = v_;
       flow.start = v_;
@@ -254,6 +262,119 @@ void VirtualFairQueue::on_ready(const TaskSpec& task, TimePoint now) {
   }
   job_of_task_[task.id] = job;
   ++size_;
+}
+
+// uwfq: places the task's work in the user's own fair-queuing system and on its chain; returns
+// the job the task joins.
+std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_t f, double work) {
+  advance_chain(f);
+  if (!task.job.empty()) {
+    auto it = job_by_key_.find(task.job);
+    if (it != job_by_key_.end() && jobs_[it->second].flow == f && jobs_[it->second].in_chain) {
+      // The job is still unfinished in the user's system: it grows and may move back.
+      std::uint32_t job = it->second;
+      Flow& flow = flows_[f];
+      Job& j = jobs_[job];
+      auto pos = flow.chain.find(ChainKey{j.ud, j.seq, job});
+      auto from = pos == flow.chain.begin() ? flow.chain.end() : std::prev(pos);
+      std::uint32_t before = from == flow.chain.end() ? kNone : from->job;
+      flow.chain.erase(pos);
+      j.work += work;
+      j.ud += work / j.weight;
+      flow.chain.insert(ChainKey{j.ud, j.seq, job});
+      // Deadlines change from the job's old place on.
+      auto at =
+          before == kNone
+              ? flow.chain.begin()
+              : std::next(flow.chain.find(ChainKey{jobs_[before].ud, jobs_[before].seq, before}));
+      rechain_from(f, at);
+      return job;
+    }
+  }
+  Flow& flow = flows_[f];
+  if (flow.state == FlowState::idle) {
+    flow.start = v_;
+    flow.base = v_;
+  } else if (flow.state == FlowState::lingering) {
+    flow.base = flow.end;  // back within its grace: the chain continues from E_u
+  }
+  if (flow.chain.empty()) {
+    flow.u = 0;
+    flow.chain_weight = 0;
+    flow.served_v = flow.base;
+  }
+  std::uint32_t old_tail = flow.tail_job;
+  std::uint32_t job = new_job(f, task.job);
+  Job& j = jobs_[job];
+  if (!task.job.empty()) {
+    auto w = options_.job_weights.find(task.job);
+    if (w != options_.job_weights.end()) j.weight = w->second;
+  }
+  j.work = work;
+  j.ud = flow.u + work / j.weight;
+  j.in_chain = true;
+  flow.chain_weight += j.weight;
+  flow.tail_job = kNone;
+  auto at = flow.chain.insert(ChainKey{j.ud, j.seq, job}).first;
+  rechain_from(f, at);
+  if (old_tail != kNone) release_job_if_done(old_tail);
+  return job;
+}
+
+// Runs the user's own system up to V: the user received w_u · (V − served_v) of service, shared
+// by its chain jobs by weight; jobs whose user-virtual deadline U reaches leave the chain.
+void VirtualFairQueue::advance_chain(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  if (flow.chain.empty()) return;
+  if (flow.state != FlowState::active) {
+    clear_chain(f);  // V is past E_u: all of the user's work is done in the virtual system
+    return;
+  }
+  double service = flow.weight * std::max(0.0, v_ - flow.served_v);
+  flow.served_v = std::max(flow.served_v, v_);
+  while (!flow.chain.empty()) {
+    auto first = flow.chain.begin();
+    Job& j = jobs_[first->job];
+    double need = (j.ud - flow.u) * flow.chain_weight;
+    if (need > service) {
+      flow.u += service / flow.chain_weight;
+      return;
+    }
+    service -= need;
+    flow.u = j.ud;
+    flow.base += j.work / flow.weight;
+    flow.chain_weight -= j.weight;
+    std::uint32_t job = first->job;
+    flow.chain.erase(first);
+    j.in_chain = false;
+    release_job_if_done(job);
+  }
+  flow.chain_weight = 0;  // drop accumulated rounding
+}
+
+void VirtualFairQueue::clear_chain(std::uint32_t f) {
+  Flow& flow = flows_[f];
+  if (flow.chain.empty()) return;
+  flow.base = flow.end;
+  flow.chain_weight = 0;
+  std::set<ChainKey> done;
+  done.swap(flow.chain);
+  for (const ChainKey& k : done) {
+    jobs_[k.job].in_chain = false;
+    release_job_if_done(k.job);
+  }
+}
+
+// Deadlines from `it` to the end of the chain follow each other from the one before `it`.
+void VirtualFairQueue::rechain_from(std::uint32_t f, std::set<ChainKey>::iterator it) {
+  Flow& flow = flows_[f];
+  double d = it == flow.chain.begin() ? flow.base : jobs_[std::prev(it)->job].deadline;
+  if (it == flow.chain.end() && !flow.chain.empty()) d = jobs_[flow.chain.rbegin()->job].deadline;
+  for (; it != flow.chain.end(); ++it) {
+    d += jobs_[it->job].work / flow.weight;
+    set_job_deadline(it->job, d);
+  }
+  set_flow_end(f, d);
 }
 
 std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {

@@ -7,17 +7,28 @@
 // end E (the virtual finish of all work it has submitted) is ahead of V; when V reaches E the flow
 // lingers for `grace` seconds of real time, still counted in Σw (so a user who is between two
 // back-to-back jobs keeps its share of the virtual system instead of letting V race ahead), and
-// then retires. A job of work R (core-seconds, from a WorkEstimator) submitted by flow f gets the
-// deadline D = start + R / w_f, where start is E_f if f is active or lingering (jobs of a flow
-// chain in order; a returning user keeps its place) and V if f is new or retired. Tasks of
-// a job that arrive while the job is the flow's last share its deadline, which grows by their
-// work. next() returns the first queued task of the job with the smallest deadline (ties: the job
-// seen first). Non-preemptive: a started task is not taken back.
+// then retires. A job of work R (core-seconds, from a WorkEstimator) submitted by flow f gets a
+// deadline on f's chain: jobs of a flow follow each other from the flow's start (E_f if f is
+// active or lingering, so a returning user keeps its place; V if f is new or retired), each
+// D = previous D + R / w_f. next() returns the first queued task of the job with the smallest
+// deadline (ties: the job seen first). Non-preemptive: a started task is not taken back.
 //
-// A flow is a user (uwfq) or a job (cfq). Every operation is O(log n) in queued jobs and active
-// flows, amortised over the flows retiring while V advances. The orders are binary heaps whose
-// superseded entries go stale instead of being erased (no allocation per operation); a heap is
-// rebuilt from its live entries when stale ones outnumber them.
+// The order of the chain: cfq (a flow is one job) chains in arrival order; tasks that arrive
+// while the job is the flow's last grow it. uwfq orders a user's jobs by a second fair-queuing
+// system inside the user (as the paper's Spark implementation does): the user's virtual service,
+// w_u per unit of V, is shared by its unfinished jobs in proportion to their weights w_j; a job
+// arriving at user-virtual time U gets the user-virtual deadline U + R_j / w_j and leaves that
+// system when U reaches it. The chain runs in user-virtual-deadline order, so a user's short job
+// overtakes its own long ones instead of waiting behind them; a job that leaves moves the chain's
+// base by R_j / w_u, so later deadlines stay put. Tasks arriving for a job still in the user's
+// system grow the job (R_j and its user-virtual deadline). A new job whose user-virtual deadline
+// is not the last one re-chains the jobs after it: O(k log n) for k such jobs (O(log n) when
+// jobs arrive in deadline order, as equal jobs do).
+//
+// A flow is a user (uwfq) or a job (cfq). Apart from that re-chaining, every operation is O(log n)
+// in queued jobs and active flows, amortised over the flows retiring while V advances. The orders
+// are binary heaps whose superseded entries go stale instead of being erased (no allocation per
+// operation); a heap is rebuilt from its live entries when stale ones outnumber them.
 //
 // Time: only through the `now` arguments (seconds since the first `now` seen). C is taken from
 // the options, or, when that is 0, from the cluster's total cores at the first next(); until then
@@ -31,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,13 +55,14 @@
 namespace chorus {
 
 struct FairQueueOptions {
-  int capacity_cores = 0;                    // C; 0 = the cluster's total cores
-  std::map<std::string, double> weights;     // by flow name (user or job); missing = 1
-  Duration grace{0};                         // a retired flow back within this keeps its place
-  std::unique_ptr<WorkEstimator> estimator;  // null = DeclaredWork (estimate × cores)
+  int capacity_cores = 0;                     // C; 0 = the cluster's total cores
+  std::map<std::string, double> weights;      // by flow name (user or job); missing = 1
+  std::map<std::string, double> job_weights;  // uwfq: w_j by job name (TaskSpec::job); missing = 1
+  Duration grace{0};                          // a retired flow back within this keeps its place
+  std::unique_ptr<WorkEstimator> estimator;   // null = DeclaredWork (estimate × cores)
 
-  // Errors: invalid_argument for a weight that is not a positive finite number, a negative
-  // capacity or a negative grace period, naming the offending entry.
+  // Errors: invalid_argument for a weight (user or job) that is not a positive finite number, a
+  // negative capacity or a negative grace period, naming the offending entry.
   Status validate() const;
 };
 
@@ -80,6 +93,12 @@ class VirtualFairQueue : public QueuePolicy {
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   enum class FlowState : std::uint8_t { idle, active, lingering };
 
+  struct ChainKey {
+    double ud;  // user-virtual deadline: U at arrival + R_j / w_j (grows with the job)
+    std::uint64_t seq;
+    std::uint32_t job;
+    bool operator<(const ChainKey& o) const { return ud != o.ud ? ud < o.ud : seq < o.seq; }
+  };
   struct Flow {
     double weight = 1;
     double start = 0;         // S: virtual start of the flow's current busy period
@@ -88,7 +107,13 @@ class VirtualFairQueue : public QueuePolicy {
     FlowState state = FlowState::idle;
     std::uint64_t gen = 0;   // changes whenever the flow enters a heap; older entries are stale
     bool anonymous = false;  // a cfq task without a job: recycled once idle and drained
-    std::uint32_t tail_job = kNone;  // the last job in its chain
+    std::uint32_t tail_job = kNone;  // cfq: the last job in its chain
+    // uwfq, the user's own fair-queuing system over its jobs (see on_ready_user):
+    std::set<ChainKey> chain;  // jobs not yet finished there, by user-virtual deadline
+    double u = 0;              // user-virtual time
+    double chain_weight = 0;   // Σ w_j over `chain`
+    double base = 0;           // S plus the work of chain jobs finished there, over w_u
+    double served_v = 0;       // V up to which the user's system has been advanced
   };
   struct Job {
     std::uint32_t flow = kNone;
@@ -98,6 +123,11 @@ class VirtualFairQueue : public QueuePolicy {
     std::size_t live = 0;  // queued tasks not removed
     bool in_ready = false;
     std::string key;  // empty for one-task jobs
+    // uwfq:
+    double work = 0;    // R_j, core-seconds submitted so far
+    double weight = 1;  // w_j
+    double ud = 0;
+    bool in_chain = false;
   };
   struct ReadyEntry {
     double deadline;
@@ -153,6 +183,10 @@ class VirtualFairQueue : public QueuePolicy {
   void mark_ready(std::uint32_t job);
   void unmark_ready(std::uint32_t job);
   void release_job_if_done(std::uint32_t job);
+  std::uint32_t on_ready_user(const TaskSpec& task, std::uint32_t flow, double work);
+  void advance_chain(std::uint32_t flow);
+  void clear_chain(std::uint32_t flow);
+  void rechain_from(std::uint32_t flow, std::set<ChainKey>::iterator it);
 
   FlowKind kind_;
   FairQueueOptions options_;

@@ -105,21 +105,60 @@ TEST_CASE("Schedulers.Queues.EveryBuiltinReturnsEachTaskOnceAndSkipsRemoved") {
   }
 }
 
-TEST_CASE("Schedulers.Uwfq.DeadlinesChainWithinAUser") {
+TEST_CASE("Schedulers.Uwfq.DeadlinesChainWithinAUserInUserVirtualDeadlineOrder") {
   UwfqQueue q(fq_options(2));
   Harness h(2);
   auto a1 = h.add(q, "a", "j1", 2);  // job j1: two tasks of 2 core-s -> R = 4
   auto a2 = h.add(q, "a", "j1", 2);
-  auto a3 = h.add(q, "a", "j2", 2);  // j2 chains after j1: 4 + 2
+  auto a3 = h.add(q, "a", "j2", 6);  // j2 (user-virtual deadline 6) chains after j1 (4): 4 + 6
   auto b1 = h.add(q, "b", "j3", 1);  // user b starts at V = 0
   CHECK(q.deadline_of(a1).value() == doctest::Approx(4));
   CHECK(q.deadline_of(a2).value() == doctest::Approx(4));
-  CHECK(q.deadline_of(a3).value() == doctest::Approx(6));
+  CHECK(q.deadline_of(a3).value() == doctest::Approx(10));
   CHECK(q.deadline_of(b1).value() == doctest::Approx(1));
-  CHECK(h.start_next(q) == b1);
+  // A short job of a's goes to the front of a's chain; the others move back by its work.
+  auto a4 = h.add(q, "a", "j4", 1);
+  CHECK(q.deadline_of(a4).value() == doctest::Approx(1));
+  CHECK(q.deadline_of(a1).value() == doctest::Approx(5));
+  CHECK(q.deadline_of(a3).value() == doctest::Approx(11));
+  CHECK(h.start_next(q) == b1);  // tie at 1: the job seen first
+  CHECK(h.start_next(q) == a4);
   CHECK(h.start_next(q) == a1);
   CHECK(h.start_next(q) == a2);
   CHECK(h.start_next(q) == a3);
+}
+
+TEST_CASE("Schedulers.Uwfq.UsersShortJobOvertakesItsOwnLongJobLater") {
+  UwfqQueue q(fq_options(1));
+  Harness h(1);
+  auto long1 = h.add(q, "a", "long", 10);
+  auto long2 = h.add(q, "a", "long", 10);  // R = 20, user-virtual deadline 20
+  CHECK(h.start_next(q, 0) == long1);
+  // At t = 4 a alone has had 4 units of service, all for `long` (U = 4): a job of 1 gets the
+  // user-virtual deadline 5 < 20 and runs before the rest of `long`.
+  auto quick = h.add(q, "a", "quick", 1, 4);
+  CHECK(q.deadline_of(quick).value() < q.deadline_of(long2).value());
+  CHECK(h.start_next(q, 4) == quick);
+  CHECK(h.start_next(q, 5) == long2);
+}
+
+TEST_CASE("Schedulers.Uwfq.JobWeightsSplitAUsersShare") {
+  FairQueueOptions o = fq_options(1);
+  o.job_weights = {{"heavy", 4.0}};
+  UwfqQueue q(std::move(o));
+  Harness h(1);
+  auto light = h.add(q, "a", "light", 2);  // user-virtual deadline 0 + 2 / 1
+  auto heavy = h.add(q, "a", "heavy", 4);  // 0 + 4 / 4 = 1: first, despite more work
+  CHECK(q.deadline_of(heavy).value() == doctest::Approx(4));
+  CHECK(q.deadline_of(light).value() == doctest::Approx(6));
+  CHECK(h.start_next(q) == heavy);
+  CHECK(h.start_next(q) == light);
+  FairQueueOptions bad = fq_options(1);
+  bad.job_weights = {{"j", -1.0}};
+  auto made = UwfqQueue::create(std::move(bad));
+  REQUIRE(!made.ok());
+  CHECK(made.status().message().find("weight of job 'j' must be a positive number") !=
+        std::string::npos);
 }
 
 TEST_CASE("Schedulers.Uwfq.LightUserOvertakesAHeavyUsersBacklog") {
