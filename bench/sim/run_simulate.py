@@ -34,11 +34,16 @@ WORKLOADS = [
     ("4supersmall", "4supersmall", "8x4", []),
     ("4supersmall-b2b", "4supersmall-b2b", "8x4", []),
     ("2large2small, partition 1s", "2large2small", "8x4", ["--partition", "1s"]),
+    ("2large2small-b2b, partition 1s", "2large2small-b2b", "8x4", ["--partition", "1s"]),
+    ("2power2small, partition 1s", "2power2small", "8x4", ["--partition", "1s"]),
+    ("2power2small-b2b, partition 1s", "2power2small-b2b", "8x4", ["--partition", "1s"]),
     ("trace, partition 10s", "trace", "32x32", ["--partition", "10s"]),
     ("trace, unsplit", "trace", "8x32", []),
 ]
+# The paper's UWFQ includes runtime partitioning; each mix is measured with and without it.
 MIXED = {"2large2small", "2large2small-b2b", "2power2small", "2power2small-b2b",
-         "2large2small, partition 1s"}
+         "2large2small, partition 1s", "2large2small-b2b, partition 1s",
+         "2power2small, partition 1s", "2power2small-b2b, partition 1s"}
 
 
 def median(values):
