@@ -10,7 +10,8 @@ Workloads (N x /bin/true, 1 core each, allocation of 4 nodes x 4 cores):
              tasks go over ZeroMQ (timed inside the job: agent start-up and registration included)
   srun     - `chorus launch --no-agents` in the same kind of job: one srun step per task
   array    - `sbatch --array=1-N --wrap /bin/true`: submit to the last task's end
-  spawn    - bench/tools/spawn_baseline N 2: the machine's raw posix_spawn limit (no Slurm)
+  spawn    - bench/tools/spawn_baseline N 2: the machine's raw posix_spawn limit (no Slurm), run
+             right before and after the agents and averaged
 Dispatch (bench/agents/agent_dispatch.cpp): AgentLauncher <-> a real `chorus agent` over
 tcp://127.0.0.1 with CURVE: round trip of one task (p50/p99) and tasks/s with a window, with
 `--dry-run` (the dispatch path alone) and with /bin/true; and the whole `chorus run --agents 1`
@@ -84,22 +85,25 @@ def job_array():
     return time.perf_counter() - t0
 
 
+def spawn_loop():
+    _, proc = timed([spawn, str(args.tasks), "2"])
+    return json.loads(proc.stdout)["tasks_per_s"]
+
+
 runs = []
 for r in range(args.repeats):
-    # Rotate the order so drift on the shared machine hits every side alike.
-    sides = ["agents", "srun", "array", "spawn"]
-    sides = sides[r % len(sides):] + sides[:r % len(sides)]
     row = {}
-    for side in sides:
-        if side == "agents":
-            row["agents_s"] = in_job("", f"agents-{r}")
-        elif side == "srun":
+    # The spawn loop right before and right after the agents (seconds apart, where srun steps
+    # and the array take minutes): the machine is shared, its load drifts.
+    before = spawn_loop()
+    row["agents_s"] = in_job("", f"agents-{r}")
+    row["spawn_tasks_per_s"] = (before + spawn_loop()) / 2
+    # Alternate the slow sides' order.
+    for side in (["srun", "array"] if r % 2 == 0 else ["array", "srun"]):
+        if side == "srun":
             row["srun_s"] = in_job("--no-agents", f"srun-{r}")
-        elif side == "array":
-            row["array_s"] = job_array()
         else:
-            _, proc = timed([spawn, str(args.tasks), "2"])
-            row["spawn_tasks_per_s"] = json.loads(proc.stdout)["tasks_per_s"]
+            row["array_s"] = job_array()
     for k in ("agents", "srun", "array"):
         row[f"{k}_tasks_per_s"] = args.tasks / row[f"{k}_s"]
     row["agents_vs_srun"] = row["agents_tasks_per_s"] / row["srun_tasks_per_s"]
@@ -111,7 +115,11 @@ dispatch_runs = []
 for r in range(args.repeats):
     _, dry = timed([dispatch, chorus, "--dry-run", "--latency", "2000", "--tasks",
                     str(args.noop_tasks)])
-    _, real = timed([dispatch, chorus, "--latency", "1000", "--tasks", str(args.tasks)])
+    # 2 in flight, as the spawn loop: the agent's own overhead over a bare spawn loop.
+    spawn_before = spawn_loop()
+    _, real = timed([dispatch, chorus, "--latency", "1000", "--tasks", str(args.tasks),
+                     "--window", "2", "--batch", "2"])
+    spawn_after = spawn_loop()
     # The whole command: chorus run --agents 1 (journal, progress) against a --dry-run agent.
     noop_wf = os.path.join(work, "noop.yaml")
     with open(noop_wf, "w") as f:
@@ -136,7 +144,9 @@ for r in range(args.repeats):
     agent.wait()
     shutil.rmtree(state, ignore_errors=True)
     row = {"dry": json.loads(dry.stdout), "true": json.loads(real.stdout),
+           "spawn_tasks_per_s": (spawn_before + spawn_after) / 2,
            "whole_command_noop_tasks_per_s": args.noop_tasks / whole}
+    row["true_vs_spawn"] = row["true"]["tasks_per_s"] / row["spawn_tasks_per_s"]
     dispatch_runs.append(row)
     print(json.dumps(row), flush=True)
 
@@ -163,6 +173,7 @@ summary = {
         "true_latency_us_p99": dmed("true", "latency_us_p99"),
         "true_tasks_per_s": dmed("true", "tasks_per_s"),
         "whole_command_noop_tasks_per_s": med("whole_command_noop_tasks_per_s", dispatch_runs),
+        "true_vs_spawn": med("true_vs_spawn", dispatch_runs),
     },
     "runs": runs,
     "dispatch_runs": dispatch_runs,
@@ -182,7 +193,7 @@ table = (
     "| coordinator -> one agent, tcp://127.0.0.1, CURVE | p50 | p99 | tasks/s (median) | target |\n"
     "|---|---|---|---|---|\n"
     f"| round trip, `--dry-run` agent (dispatch path alone) | {d['dry_run_latency_us_p50']:.0f} us | {d['dry_run_latency_us_p99']:.0f} us | {d['dry_run_tasks_per_s']:,.0f} ({args.noop_tasks:,} tasks, AgentLauncher) | 50,000/s |\n"
-    f"| round trip, `/bin/true` | {d['true_latency_us_p50']:.0f} us | {d['true_latency_us_p99']:.0f} us | {d['true_tasks_per_s']:,.0f} ({N} tasks) | - |\n"
+    f"| round trip, `/bin/true`; rate with 2 in flight | {d['true_latency_us_p50']:.0f} us | {d['true_latency_us_p99']:.0f} us | {d['true_tasks_per_s']:,.0f} ({N} tasks; {d['true_vs_spawn']:.2f} of the spawn loop beside it) | - |\n"
     f"| whole `chorus run --agents 1` (journal on), `--dry-run` agent | - | - | {d['whole_command_noop_tasks_per_s']:,.0f} ({args.noop_tasks:,} tasks) | 50,000/s |"
 )
 write_result("agents", summary, table)

@@ -1,5 +1,6 @@
-// `chorus launch` inside a REAL Slurm allocation (tests/slurm/cluster.sh): tasks placed across the
-// allocation's nodes, each run as an srun step on the node chosen; an MPI task via srun --mpi=pmix.
+// `chorus launch --no-agents` inside a REAL Slurm allocation (tests/slurm/cluster.sh): tasks placed
+// across the allocation's nodes, each run as an srun step on the node chosen; an MPI task via srun
+// --mpi=pmix.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -50,9 +51,10 @@ TEST_CASE("Slurm.Launch.TasksRunAsStepsOnEveryNodeOfTheAllocation") {
   write_file(dir / "wf.yaml", "name: spread\ntasks:\n" + tasks);
 
   // --exclusive: a plain -N 2 gets one CPU per node, where a 2-core task can never run.
-  auto sub = run_process({"sbatch", "-N", "2", "--exclusive", "-t", "5:00", "-o", "job.out",
-                          "--wrap", chorus_bin() + " launch wf.yaml --state " + (dir / "st")},
-                         dir.path());
+  auto sub =
+      run_process({"sbatch", "-N", "2", "--exclusive", "-t", "5:00", "-o", "job.out", "--wrap",
+                   chorus_bin() + " launch wf.yaml --no-agents --state " + (dir / "st")},
+                  dir.path());
   INFO(sub.out, sub.err);
   unsigned job = job_id_of(sub.out);
   REQUIRE(job > 0);
