@@ -90,14 +90,16 @@ Result<std::map<std::string, double>> parse_weights(const std::string& text) {
 }
 
 // The registry builds every policy; fair-share ones take the weights (and uwfq/cfq the grace).
-Result<std::unique_ptr<QueuePolicy>> make_policy(const PolicyRegistry& registry,
-                                                 const std::string& name,
-                                                 const std::map<std::string, double>& weights,
-                                                 std::optional<Duration> grace) {
+Result<std::unique_ptr<QueuePolicy>> make_policy(
+    const PolicyRegistry& registry, const std::string& name,
+    const std::map<std::string, double>& weights, std::optional<Duration> grace,
+    const std::map<std::string, double>& job_weights = {}) {
   QueueConfig config;
   config.weights = weights;
   config.grace = grace;
   bool fair_share = name == "fair" || name == "ujf" || name == "cfq" || name == "uwfq";
+  // Jobs' weights from the workload file go to the policies that split by job.
+  if (name == "cfq" || name == "uwfq") config.job_weights = job_weights;
   // --weights/--grace apply to the fair-share policies of a --compare list, not to the others.
   return registry.make_queue(name, fair_share ? config : QueueConfig{});
 }
@@ -234,8 +236,12 @@ void run_simulate(const Args& a) {
     workload_name = w.name;
     jobs = w.jobs.size();
     tasks = w.task_count();
+    std::map<std::string, double> job_weights;
+    for (const auto& j : w.jobs) {
+      if (j.weight != 1) job_weights[j.id] = j.weight;
+    }
     for (const auto& n : names) {
-      auto queue = make_policy(registry, n, *weights, grace);
+      auto queue = make_policy(registry, n, *weights, grace, job_weights);
       auto placement = registry.make_placement(a.placement);
       auto run = sim::simulate(w, *cluster, **queue, **placement, options);
       if (!run.ok()) fail(run.status());

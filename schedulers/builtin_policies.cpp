@@ -16,6 +16,9 @@ using QueueResult = Result<std::unique_ptr<QueuePolicy>>;
 template <typename Policy>
 QueueResult with_pool_options(const QueueConfig& config) {
   if (config.grace) return invalid_argument("pool policies (fair, ujf) take no grace period");
+  if (!config.job_weights.empty()) {
+    return invalid_argument("pool policies (fair, ujf) take no job weights (uwfq and cfq do)");
+  }
   PoolOptions o;
   o.weights = config.weights;
   auto q = Policy::create(std::move(o));
@@ -29,6 +32,7 @@ QueueResult with_fair_options(const QueueConfig& config) {
   FairQueueOptions o;
   o.weights = config.weights;
   o.grace = config.grace.value_or(Duration(kDefaultGraceTicks));
+  o.job_weights = config.job_weights;
   auto q = Policy::create(std::move(o));
   if (!q.ok()) return q.status();
   return std::unique_ptr<QueuePolicy>(std::move(*q));

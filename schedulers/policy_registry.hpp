@@ -19,7 +19,9 @@ namespace chorus {
 struct QueueConfig {
   std::map<std::string, double> weights;  // user -> share weight (fair-share policies)
   std::optional<Duration> grace;          // how long a user who ran out of work keeps its place
-  bool empty() const { return weights.empty() && !grace; }
+  // job -> w_j, a job's share of its user's share (uwfq; cfq takes them as its flows' weights)
+  std::map<std::string, double> job_weights;
+  bool empty() const { return weights.empty() && !grace && job_weights.empty(); }
 };
 
 class PolicyRegistry {

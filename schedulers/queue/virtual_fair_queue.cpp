@@ -117,6 +117,10 @@ std::uint32_t VirtualFairQueue::flow_for(const TaskSpec& task) {
   if (!anonymous) {
     auto w = options_.weights.find(name);
     if (w != options_.weights.end()) f.weight = w->second;
+    if (kind_ == FlowKind::job) {
+      auto jw = options_.job_weights.find(name);
+      if (jw != options_.job_weights.end()) f.weight = jw->second;
+    }
   }
   flows_.push_back(f);
   auto id = static_cast<std::uint32_t>(flows_.size() - 1);

@@ -50,6 +50,10 @@ Status validate_workload(const Workload& w) {
       return invalid_argument(where + " arrives at " + seconds_text(j.arrival_s) +
                               " s, before time 0 (arrivals are seconds from the start, >= 0)");
     }
+    if (!(j.weight > 0) || !std::isfinite(j.weight)) {
+      return invalid_argument(where + " has weight " + std::to_string(j.weight) +
+                              "; a job's weight must be a positive number");
+    }
     if (j.tasks.empty()) return invalid_argument(where + " has no tasks");
     for (std::size_t k = 0; k < j.tasks.size(); ++k) {
       const SimTask& t = j.tasks[k];

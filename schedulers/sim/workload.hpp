@@ -32,6 +32,7 @@ struct SimJob {
   double arrival_s = 0;
   bool after_previous = false;
   bool divisible = false;
+  double weight = 1;  // w_j: its share of its user's share (uwfq), against the user's other jobs
   std::vector<SimTask> tasks;
 
   double work() const;  // core-seconds
@@ -44,8 +45,8 @@ struct Workload {
 };
 
 // Errors (invalid_argument, naming the job): an empty or duplicate id, a job arriving before
-// time 0, a job with no tasks, a task with no runtime (or a non-finite one), a task asking for
-// no cores, an `after` index that is not an earlier task.
+// time 0, a weight that is not a positive number, a job with no tasks, a task with no runtime (or a
+// non-finite one), a task asking for no cores, an `after` index that is not an earlier task.
 Status validate_workload(const Workload& w);
 
 }  // namespace chorus::sim

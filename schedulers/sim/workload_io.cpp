@@ -134,8 +134,8 @@ Status read_task(const Json& v, const std::string& where, SimTask& task) {
 }
 
 Status read_job(const Json& v, const std::string& where, SimJob& job) {
-  static const std::vector<std::string> keys = {"id",      "user",           "class",     "size",
-                                                "arrival", "after_previous", "divisible", "tasks"};
+  static const std::vector<std::string> keys = {
+      "id", "user", "class", "size", "arrival", "after_previous", "divisible", "tasks", "weight"};
   if (!v.is_object()) return invalid_argument(where + " must be an object");
   bool has_arrival = false;
   for (const auto& [k, val] : v.items()) {
@@ -156,6 +156,16 @@ Status read_job(const Json& v, const std::string& where, SimJob& job) {
       if (!a.ok()) return a.status();
       job.arrival_s = *a;
       has_arrival = true;
+    } else if (k == "weight") {
+      auto w = number_at(val, at);
+      if (!w.ok()) return w.status();
+      if (!(*w > 0)) {
+        return invalid_argument(at +
+                                " must be a positive number (a job's share of its user's), "
+                                "got " +
+                                std::to_string(*w));
+      }
+      job.weight = *w;
     } else if (k == "after_previous" || k == "divisible") {
       if (!val.is_boolean()) return invalid_argument(at + " must be true or false");
       (k == "divisible" ? job.divisible : job.after_previous) = val.get<bool>();
@@ -267,7 +277,7 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
   std::unordered_map<std::string, std::size_t> job_index;
   std::vector<std::string_view> header;
   int col_job = -1, col_user = -1, col_arrival = -1, col_runtime = -1, col_cores = -1,
-      col_class = -1, col_size = -1, col_divisible = -1;
+      col_class = -1, col_size = -1, col_divisible = -1, col_weight = -1;
   std::size_t line_no = 0, pos = 0;
   while (pos < text.size()) {
     std::size_t nl = text.find('\n', pos);
@@ -279,8 +289,8 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
     auto fields = split_csv_line(line);
     if (header.empty()) {
       header = fields;
-      static const std::vector<std::string> known = {"job",   "user",  "arrival", "runtime",
-                                                     "cores", "class", "size",    "divisible"};
+      static const std::vector<std::string> known = {
+          "job", "user", "arrival", "runtime", "cores", "class", "size", "divisible", "weight"};
       for (std::size_t i = 0; i < header.size(); ++i) {
         std::string name(header[i]);
         int idx = static_cast<int>(i);
@@ -300,13 +310,15 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
           col_size = idx;
         else if (name == "divisible")
           col_divisible = idx;
+        else if (name == "weight")
+          col_weight = idx;
         else
           return unknown_key(where, name, known);
       }
       if (col_job < 0 || col_user < 0 || col_arrival < 0 || col_runtime < 0) {
         return invalid_argument(where +
                                 ": the header must name the columns job, user, arrival "
-                                "and runtime (optional: cores, class, size, divisible)");
+                                "and runtime (optional: cores, class, size, divisible, weight)");
       }
       continue;
     }
@@ -340,6 +352,15 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
       if (col_divisible >= 0) {
         auto d = fields[static_cast<std::size_t>(col_divisible)];
         job.divisible = d == "true" || d == "1" || d == "yes";
+      }
+      if (col_weight >= 0) {
+        auto wt = csv_number(fields[static_cast<std::size_t>(col_weight)], where + ": weight");
+        if (!wt.ok()) return wt.status();
+        if (!(*wt > 0)) {
+          return invalid_argument(where + ": job '" + id + "' has weight " + fmt(*wt) +
+                                  "; a job's weight must be a positive number");
+        }
+        job.weight = *wt;
       }
       if (job.user.empty()) return invalid_argument(where + ": job '" + id + "' has no user");
       w.jobs.push_back(std::move(job));

@@ -2,13 +2,15 @@
 //
 // JSON: {"name": "...", "jobs": [job, ...]} or a bare array of jobs, where a job is
 //   {"id": "j1", "user": "alice", "class": "etl", "size": "small"|"large", "arrival": 0.5,
-//    "after_previous": false, "divisible": false,
+//    "after_previous": false, "divisible": false, "weight": 1,
 //    "tasks": [{"runtime": 1.5, "cores": 1, "after": [0]}, ...]}
 // "tasks" may also be {"count": 8, "runtime": 1.0, "cores": 1}. Required: id, user, arrival
-// (seconds >= 0), tasks with runtimes (seconds > 0). Unknown keys are errors.
+// (seconds >= 0), tasks with runtimes (seconds > 0). "weight" (> 0, default 1) is the job's
+// share of its user's share under uwfq. Unknown keys are errors.
 //
 // CSV: one row per task, a header naming the columns: job,user,arrival,runtime are required;
-// cores, class, size, divisible are optional. Rows of one job share its arrival.
+// cores, class, size, divisible, weight are optional (a job's first row gives its weight). Rows of
+// one job share its arrival.
 #pragma once
 
 #include <string>

@@ -271,3 +271,43 @@ TEST_CASE("Schedulers.Sim.RecordsListEveryJobOfEveryRun") {
   REQUIRE(json.size() == 2);
   CHECK(json[1].at("user") == "b,c");
 }
+
+TEST_CASE("Schedulers.Sim.JobWeightsFromTheWorkloadSplitAUsersShare") {
+  // One user, two jobs at once on one core: "urgent" has twice the work of "bulk" but weight 4,
+  // so its user-virtual deadline (4 / 4) comes before bulk's (2 / 1) and it runs first.
+  const char* text = R"([
+    {"id": "bulk", "user": "a", "arrival": 0, "tasks": {"count": 2, "runtime": 1}},
+    {"id": "urgent", "user": "a", "arrival": 0, "weight": 4, "tasks": {"count": 4, "runtime": 1}}
+  ])";
+  auto w = read_workload_json(text, "w.json");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  CHECK(w->jobs[1].weight == 4);
+  auto c = parse_cluster("1x1");
+  REQUIRE(c.ok());
+  FirstFit ff;
+  for (double urgent_weight : {4.0, 1.0}) {
+    CAPTURE(urgent_weight);
+    QueueConfig config;
+    if (urgent_weight != 1) config.job_weights = {{"urgent", urgent_weight}};
+    auto q = PolicyRegistry::with_builtins().make_queue("uwfq", config);
+    REQUIRE(q.ok());
+    auto r = simulate(*w, *c, **q, ff);
+    REQUIRE(r.ok());
+    bool urgent_first = r->jobs[1].finish_s < r->jobs[0].finish_s;
+    CHECK(urgent_first == (urgent_weight > 1));
+  }
+  auto pool = PolicyRegistry::with_builtins().make_queue(
+      "fair", QueueConfig{{}, std::nullopt, {{"urgent", 2.0}}});
+  CHECK(!pool.ok());
+}
+
+TEST_CASE("Schedulers.Sim.NegativeJobWeightIsAClearError") {
+  auto json = read_workload_json(
+      R"([{"id": "j1", "user": "a", "arrival": 0, "weight": -2, "tasks": [{"runtime": 1}]}])",
+      "w.json");
+  REQUIRE(!json.ok());
+  CHECK(contains(json.status().message(), "w.json: jobs[0].weight must be a positive number"));
+  auto csv = read_workload_csv("job,user,arrival,runtime,weight\nj1,a,0,1,0\n", "w.csv");
+  REQUIRE(!csv.ok());
+  CHECK(contains(csv.status().message(), "w.csv:2: job 'j1' has weight 0"));
+}
