@@ -27,6 +27,7 @@ Status instantiate_task(const TaskTemplate& t, const KeyValues& vars, const std:
   };
   spec.kind = t.kind;
   spec.user = t.user;
+  spec.job = t.job;
   spec.per_rank = t.per_rank;
   spec.ranks = t.ranks;
   if (!t.shell) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "core/runtime_partition.hpp"
 #include "core/text.hpp"
 #include "workflows/key_checker.hpp"
 
@@ -24,7 +25,7 @@ const KeyChecker& task_keys() {
       {"name",           "command",       "shell",       "after",    "foreach", "cores",
        "memory",         "gpus",          "env",         "workdir",  "retries", "timeout",
        "outputs",        "inputs",        "description", "estimate", "kind",    "ranks",
-       "cores_per_rank", "gpus_per_rank", "user",        "uses"},
+       "cores_per_rank", "gpus_per_rank", "user",        "uses",     "job",     "partition"},
       {},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}});
@@ -34,8 +35,9 @@ const KeyChecker& task_keys() {
 const KeyChecker& defaults_keys() {
   static const KeyChecker checker = [] {
     std::vector<std::pair<std::string, std::string>> misplaced;
-    for (const char* k : {"name", "command", "after", "foreach", "outputs", "inputs", "description",
-                          "estimate", "kind", "ranks", "cores_per_rank", "gpus_per_rank"}) {
+    for (const char* k :
+         {"name", "command", "after", "foreach", "outputs", "inputs", "description", "estimate",
+          "kind", "ranks", "cores_per_rank", "gpus_per_rank", "job", "partition"}) {
       misplaced.emplace_back(k, "'" + std::string(k) + "' cannot be set in defaults (defaults " +
                                     "may hold " + join(kDefaultsKeys) + ")");
     }
@@ -45,6 +47,48 @@ const KeyChecker& defaults_keys() {
     return KeyChecker(kDefaultsKeys, {}, std::move(misplaced));
   }();
   return checker;
+}
+
+struct Partition {
+  Duration work{0};
+  Duration target{0};
+  Position pos;  // the `partition` key
+};
+
+// `partition: {work: 30m, target: 0.5s}`: the task is divisible work of about `work` in all, to
+// be run as pieces of about `target` each (core/runtime_partition.hpp).
+std::optional<Partition> read_partition(const MapEntry& e, const std::string& where,
+                                        DiagnosticList& diags) {
+  const std::string usage = "a map such as {work: 30m, target: 0.5s}";
+  if (!e.value.IsMap()) {
+    diags.add(e.value_pos,
+              "'partition' " + where + " must be " + usage + ", got " + describe_node(e.value));
+    return std::nullopt;
+  }
+  static const KeyChecker checker({"work", "target"}, {});
+  Partition p;
+  p.pos = e.key_pos;
+  bool ok = true;
+  for (const MapEntry& k : checker.check(e.value, "in the partition " + where, diags)) {
+    const std::string label = "'partition." + k.key + "' " + where;
+    auto d = read_duration(k, label, diags);
+    if (!d) {
+      ok = false;
+    } else if (*d <= Duration::zero()) {
+      diags.add(k.value_pos, label + " must be a positive duration, got " + k.value.Scalar());
+      ok = false;
+    } else {
+      (k.key == "work" ? p.work : p.target) = *d;
+    }
+  }
+  for (const char* k : {"work", "target"}) {
+    if (ok && (k[0] == 'w' ? p.work : p.target) == Duration::zero()) {
+      diags.add(e.value_pos, "'partition' " + where + " needs '" + k + "' (" + usage + ")");
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return p;
 }
 
 // `uses: [a, b]` or `uses: a`: service names, checked against `services:` by the graph builder.
@@ -284,6 +328,44 @@ TaskDefaults read_defaults(const MapEntry* entry, TaskDefaults base, DiagnosticL
   return base;
 }
 
+// Turns a partitioned task into a sweep over `part` = 0..n-1 (after its own foreach variables),
+// each piece estimated at work / n, with CHORUS_PARTS = n in its environment; its pieces are one
+// job (named like the task unless `job:` says otherwise) for the fair-share policies.
+bool apply_partition(const Partition& p, const MapEntry* estimate, const std::string& where,
+                     TaskTemplate& t, DiagnosticList& diags) {
+  if (estimate != nullptr) {
+    diags.add(estimate->key_pos, "'estimate' " + where +
+                                     " conflicts with 'partition': each piece is estimated at "
+                                     "work / pieces; drop 'estimate'");
+    return false;
+  }
+  for (const auto& v : t.sweep) {
+    if (v.name == "part") {
+      diags.add(t.sweep_pos, "foreach variable 'part' " + where +
+                                 " is taken by 'partition' (its pieces are {part})");
+      return false;
+    }
+  }
+  const double work = std::chrono::duration<double>(p.work).count();
+  const std::uint64_t n = partition_count(work, std::chrono::duration<double>(p.target).count());
+  if (n > kMaxSweepValues) {
+    diags.add(p.pos, "'partition' " + where + " makes " + std::to_string(n) +
+                         " pieces, more than the " + std::to_string(kMaxSweepValues) +
+                         " tasks a workflow may have; raise 'target'");
+    return false;
+  }
+  SweepVariable part{"part", {}};
+  part.values.reserve(n);
+  for (std::uint64_t k = 0; k < n; ++k) part.values.push_back(std::to_string(k));
+  if (t.sweep.empty()) t.sweep_pos = p.pos;
+  t.sweep.push_back(std::move(part));
+  t.estimate = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(work / static_cast<double>(n)));
+  set_env(t.env, "CHORUS_PARTS", LocatedText{std::to_string(n), p.pos});
+  if (t.job.empty()) t.job = t.name;
+  return true;
+}
+
 std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
                                       const TaskDefaults& defaults, DiagnosticList& diags) {
   const Position task_pos = position_of(node);
@@ -351,6 +433,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   t.workdir = defaults.workdir;
   t.user = defaults.user;
   t.uses = defaults.uses;
+  std::optional<Partition> partition;
   for (const MapEntry& e : entries) {
     const std::string label = "'" + e.key + "' " + where;
     if (e.key == "after") {
@@ -384,6 +467,16 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
       if (auto d = read_duration(e, label, diags)) t.estimate = *d;
     } else if (e.key == "description") {
       (void)read_string(e, label, diags);
+    } else if (e.key == "job") {
+      if (auto j = read_string(e, label, diags)) {
+        if (j->empty()) {
+          diags.add(e.value_pos, "'job' " + where + " must not be empty");
+        } else {
+          t.job = *j;
+        }
+      }
+    } else if (e.key == "partition") {
+      partition = read_partition(e, where, diags);
     } else if (e.key == "user") {
       if (auto u = read_string(e, label, diags)) {
         if (u->empty()) {
@@ -438,6 +531,8 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
       }
     }
   }
+  if (partition)
+    ok = apply_partition(*partition, find_entry(entries, "estimate"), where, t, diags) && ok;
   if (diags.reports() != before) ok = false;
   if (!ok) return std::nullopt;
   return t;

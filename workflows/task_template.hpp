@@ -48,7 +48,8 @@ struct TaskTemplate {
   TaskKind kind = TaskKind::executable;
   Position kind_pos;
   std::string user;
-  int ranks = 1;  // MPI processes (kind: mpi); per_rank holds each one's resources
+  std::string job;  // `job:`; a partitioned task's pieces default to one job named like the task
+  int ranks = 1;    // MPI processes (kind: mpi); per_rank holds each one's resources
   Position ranks_pos;
   Resources per_rank{1, 0, 0};
   Position cores_pos, memory_pos, gpus_pos;

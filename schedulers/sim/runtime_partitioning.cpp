@@ -1,15 +1,8 @@
 #include "schedulers/sim/runtime_partitioning.hpp"
 
-#include <cmath>
 #include <cstdint>
 
 namespace chorus::sim {
-
-std::vector<double> partition_runtime(double runtime_s, double target_s) {
-  if (!(target_s > 0) || runtime_s <= target_s) return {runtime_s};
-  auto n = static_cast<std::size_t>(std::ceil(runtime_s / target_s));
-  return std::vector<double>(n, runtime_s / static_cast<double>(n));
-}
 
 Workload partition_divisible(const Workload& w, double target_s) {
   Workload out;

@@ -5,12 +5,14 @@
 
 #include <vector>
 
+#include "core/runtime_partition.hpp"
 #include "schedulers/sim/workload.hpp"
 
 namespace chorus::sim {
 
-// n = ceil(runtime / target) equal pieces (1 when target <= 0 or runtime <= target).
-std::vector<double> partition_runtime(double runtime_s, double target_s);
+// n = ceil(runtime / target) equal pieces (1 when target <= 0 or runtime <= target); the one
+// implementation lives in core/, shared with workflow files' `partition:`.
+using chorus::partition_runtime;
 
 // Splits every task of every divisible job; dependencies between split tasks are kept (a piece of
 // task b waits for all pieces of a when b waited for a). Jobs that are not divisible are copied.
