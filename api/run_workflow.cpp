@@ -15,6 +15,7 @@
 #include "core/node_info.hpp"
 #include "runtime/orphans.hpp"
 #include "runtime/repeat_driver.hpp"
+#include "schedulers/queue/work_estimator.hpp"
 
 namespace chorus {
 namespace {
@@ -81,6 +82,26 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   if (Status s = make_dirs(state_dir); !s.ok()) return s;
   auto store = open_sqlite_store(journal_path(state_dir));
   if (!store.ok()) return store.status();
+  if (queue_name == "uwfq" || queue_name == "cfq") {
+    // R_j from history: runtimes of this workflow's earlier runs in the journal (the newest 20).
+    queue_config.history.emplace();
+    if (auto runs = (*store)->list_runs(); runs.ok()) {  // oldest first
+      std::size_t seen = 0;
+      for (auto r = runs->rbegin(); r != runs->rend() && seen < 20; ++r) {
+        if (r->workflow_name != graph.name) continue;
+        ++seen;
+        auto events = (*store)->events(r->id);
+        if (!events.ok()) continue;
+        std::vector<JournalEvent> past;
+        for (const auto& e : *events) past.push_back({e.name, e.attempt, e.state, e.time});
+        for (auto& sample : history_samples(past, graph.tasks))
+          queue_config.history->push_back(sample);
+      }
+    }
+    if (auto with_history = registry->make_queue(queue_name, queue_config); with_history.ok()) {
+      queue = std::move(with_history);
+    }
+  }
 
   RunInfo run;
   Result<RunState> previous = Status(ErrorCode::not_found, "no previous session");

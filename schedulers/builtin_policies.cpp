@@ -6,6 +6,7 @@
 #include "schedulers/queue/fifo_queue.hpp"
 #include "schedulers/queue/ujf_queue.hpp"
 #include "schedulers/queue/uwfq_queue.hpp"
+#include "schedulers/queue/work_estimator.hpp"
 
 namespace chorus {
 namespace {
@@ -19,6 +20,7 @@ QueueResult with_pool_options(const QueueConfig& config) {
   if (!config.job_weights.empty()) {
     return invalid_argument("pool policies (fair, ujf) take no job weights (uwfq and cfq do)");
   }
+  if (config.history) return invalid_argument("pool policies (fair, ujf) take no work history");
   PoolOptions o;
   o.weights = config.weights;
   auto q = Policy::create(std::move(o));
@@ -33,6 +35,12 @@ QueueResult with_fair_options(const QueueConfig& config) {
   o.weights = config.weights;
   o.grace = config.grace.value_or(Duration(kDefaultGraceTicks));
   o.job_weights = config.job_weights;
+  if (config.history) {
+    auto history = std::make_unique<HistoryWork>();
+    for (const auto& [job_class, seconds] : *config.history)
+      history->add_sample(job_class, seconds);
+    o.estimator = std::move(history);
+  }
   auto q = Policy::create(std::move(o));
   if (!q.ok()) return q.status();
   return std::unique_ptr<QueuePolicy>(std::move(*q));

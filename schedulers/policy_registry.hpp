@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.hpp"
@@ -21,7 +22,12 @@ struct QueueConfig {
   std::optional<Duration> grace;          // how long a user who ran out of work keeps its place
   // job -> w_j, a job's share of its user's share (uwfq; cfq takes them as its flows' weights)
   std::map<std::string, double> job_weights;
-  bool empty() const { return weights.empty() && !grace && job_weights.empty(); }
+  // Past runtimes (job class, seconds), e.g. from the journal (history_samples() in
+  // queue/work_estimator.hpp). When set, cfq and uwfq estimate a job's work R_j by HistoryWork
+  // seeded with them (the mean of past runs of its class; declared estimates for classes never
+  // seen; it also learns from this run's finished attempts). nullopt: declared estimates.
+  std::optional<std::vector<std::pair<std::string, double>>> history;
+  bool empty() const { return weights.empty() && !grace && job_weights.empty() && !history; }
 };
 
 class PolicyRegistry {

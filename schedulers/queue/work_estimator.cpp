@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 
 namespace chorus {
 namespace {
@@ -36,6 +37,36 @@ double HistoryWork::task_work(const TaskSpec& task) const {
 
 void HistoryWork::observe(const TaskSpec& task, Duration ran_for) {
   add_sample(job_class_of(task), seconds_of(ran_for));
+}
+
+std::vector<std::pair<std::string, double>> history_samples(std::span<const JournalEvent> events,
+                                                            std::span<const TaskSpec> current) {
+  std::unordered_map<std::string_view, const TaskSpec*> by_name;
+  for (const TaskSpec& t : current) by_name.emplace(t.name, &t);
+  // Start of each attempt by (task name, attempt).
+  std::unordered_map<std::string, double> started;
+  auto key = [](const JournalEvent& e) { return e.task_name + '\0' + std::to_string(e.attempt); };
+  std::vector<std::pair<std::string, double>> out;
+  for (const JournalEvent& e : events) {
+    if (e.state == TaskState::running) {
+      started[key(e)] = e.time;
+    } else if (e.state == TaskState::succeeded) {
+      auto s = started.find(key(e));
+      if (s == started.end() || !(e.time >= s->second)) continue;
+      auto t = by_name.find(e.task_name);
+      std::string cls;
+      if (t != by_name.end()) {
+        cls = job_class_of(*t->second);
+      } else {
+        TaskSpec past;
+        past.name = e.task_name;
+        cls = job_class_of(past);
+      }
+      out.emplace_back(std::move(cls), e.time - s->second);
+      started.erase(s);
+    }
+  }
+  return out;
 }
 
 void HistoryWork::add_sample(const std::string& job_class, double seconds) {

@@ -7,10 +7,15 @@
 // Contract: pure, no I/O; task_work() always returns a positive, finite number.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/task_spec.hpp"
+#include "core/task_state.hpp"
 #include "core/units.hpp"
 
 namespace chorus {
@@ -27,6 +32,21 @@ class WorkEstimator {
 // The key that groups runs of "the same job": TaskSpec::job when set, else the task name without
 // its sweep suffix ("train[lr=0.1]" -> "train").
 std::string job_class_of(const TaskSpec& task);
+
+// One journaled transition of a past task, as the history needs it (the caller converts the
+// journal's records; schedulers/ does not read it).
+struct JournalEvent {
+  std::string task_name;
+  std::uint32_t attempt = 0;
+  TaskState state = TaskState::pending;
+  double time = 0;  // seconds
+};
+
+// Runtime samples (job class, seconds) of the attempts of one run that went from running to
+// succeeded. A task named like one of `current` takes that task's class (job_class_of, so its
+// `job:` counts); others their name without the sweep suffix.
+std::vector<std::pair<std::string, double>> history_samples(std::span<const JournalEvent> events,
+                                                            std::span<const TaskSpec> current);
 
 // estimate × cores; a task without an estimate counts as `fallback` seconds.
 class DeclaredWork : public WorkEstimator {

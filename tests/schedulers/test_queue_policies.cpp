@@ -334,3 +334,40 @@ TEST_CASE("Schedulers.WorkEstimator.HistoryLearnsTheMeanPerJobClass") {
   CHECK(job_class_of(other) == "train");
   CHECK(est.task_work(t) == doctest::Approx(4));  // mean 2 s × 2 cores
 }
+
+TEST_CASE("Schedulers.WorkEstimator.HistorySamplesPairRunningWithSucceeded") {
+  std::vector<JournalEvent> events = {
+      {"prep", 1, TaskState::running, 10},          {"train[lr=0.1]", 1, TaskState::running, 11},
+      {"prep", 1, TaskState::succeeded, 14},        {"train[lr=0.1]", 1, TaskState::failed, 12},
+      {"train[lr=0.1]", 2, TaskState::running, 13}, {"train[lr=0.1]", 2, TaskState::succeeded, 19},
+      {"old", 1, TaskState::succeeded, 30},  // never seen running: no sample
+  };
+  TaskSpec prep;
+  prep.name = "prep";
+  prep.job = "etl";  // the current graph puts prep in job 'etl'
+  auto samples = history_samples(events, std::span<const TaskSpec>(&prep, 1));
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[0] == std::pair<std::string, double>{"etl", 4});
+  CHECK(samples[1] == std::pair<std::string, double>{"train", 6});
+}
+
+TEST_CASE("Schedulers.Uwfq.HistoryFromTheConfigEstimatesWork") {
+  // Two users with one undeclared job each: with history, a's class is known to be long (10 s),
+  // b's short (1 s), so b goes first; without it both count as 1 s and a (first seen) goes first.
+  for (bool with_history : {true, false}) {
+    CAPTURE(with_history);
+    QueueConfig config;
+    if (with_history) {
+      config.history = std::vector<std::pair<std::string, double>>{{"long", 10}, {"short", 1}};
+    }
+    auto q = PolicyRegistry::with_builtins().make_queue("uwfq", config);
+    REQUIRE(q.ok());
+    Harness h(1);
+    auto a = h.add(**q, "a", "long", 0);
+    auto b = h.add(**q, "b", "short", 0);
+    CHECK(h.start_next(**q) == (with_history ? b : a));
+  }
+  QueueConfig pool;
+  pool.history = std::vector<std::pair<std::string, double>>{};
+  CHECK(!PolicyRegistry::with_builtins().make_queue("fair", pool).ok());
+}

@@ -296,8 +296,9 @@ TEST_CASE("Schedulers.Sim.JobWeightsFromTheWorkloadSplitAUsersShare") {
     bool urgent_first = r->jobs[1].finish_s < r->jobs[0].finish_s;
     CHECK(urgent_first == (urgent_weight > 1));
   }
-  auto pool = PolicyRegistry::with_builtins().make_queue(
-      "fair", QueueConfig{{}, std::nullopt, {{"urgent", 2.0}}});
+  QueueConfig pool_config;
+  pool_config.job_weights = {{"urgent", 2.0}};
+  auto pool = PolicyRegistry::with_builtins().make_queue("fair", pool_config);
   CHECK(!pool.ok());
 }
 
