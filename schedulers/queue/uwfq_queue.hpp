@@ -8,7 +8,7 @@
 // Design assumptions: job work comes from a WorkEstimator (declared estimates by default); tasks
 // are not preempted, so runtime partitioning (schedulers/sim/runtime_partitioning.hpp) keeps long
 // jobs from blocking short ones. Weights are per user (`weights`) and per job within a user
-(`job_weights`); see VirtualFairQueue for the mechanics.
+// (`job_weights`); see VirtualFairQueue for the mechanics.
 #pragma once
 
 #include "schedulers/queue/virtual_fair_queue.hpp"
