@@ -163,6 +163,15 @@ int launch_command(LaunchArgs a) {
     print_error(graph.status().message());
     return kExitBadInput;
   }
+  if (!graph->scheduler.planner.empty()) {
+    // Refused rather than ignored: the plan would need the agents' nodes before they register.
+    print_error(a.file + ":" + std::to_string(graph->scheduler.planner_line) + ":" +
+                std::to_string(graph->scheduler.planner_column) +
+                ": 'planner: " + graph->scheduler.planner +
+                "' is not supported by chorus launch yet (chorus run places by a plan); remove "
+                "it to run with the queue and placement policies");
+    return kExitBadInput;
+  }
   LocalLauncherOptions local{*grace};
   SrunLauncher srun(local);
   MpiLauncher mpi(std::make_unique<SrunMpiCommand>(), local);

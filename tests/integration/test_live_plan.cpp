@@ -169,3 +169,18 @@ TEST_CASE("Integration.LivePlan.RefusesMissingEstimatesAndAgents") {
   CHECK(run.err.find("planner heft: infeasible: the fastest possible makespan is 13 s") !=
         std::string::npos);
 }
+
+TEST_CASE("Integration.LivePlan.LaunchRefusesAPlannerInsteadOfIgnoringIt") {
+  TempDir dir;
+  write_file(dir / "wf.yaml",
+             "name: p\nscheduler: {planner: heft}\ntasks:\n  - name: t\n    command: "
+             "[/bin/true]\n    estimate: 1s\n");
+  // An allocation as Slurm describes it to the batch script; the refusal comes before anything
+  // is started in it.
+  auto r = run_process(
+      {chorus_bin(), "launch", "wf.yaml"}, dir.path(),
+      {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n1"}, {"SLURM_JOB_CPUS_PER_NODE", "2"}});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("wf.yaml:2:22: 'planner: heft' is not supported by chorus launch yet") !=
+        std::string::npos);
+}
