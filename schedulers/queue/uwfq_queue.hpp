@@ -15,21 +15,21 @@
 
 namespace chorus {
 
-  class UwfqQueue final : public VirtualFairQueue {
-   public:
-    // A retired user back within this keeps its place in the chain.
-    static constexpr Duration kDefaultGrace = std::chrono::seconds(1);
+class UwfqQueue final : public VirtualFairQueue {
+ public:
+  // A retired user back within this keeps its place in the chain.
+  static constexpr Duration kDefaultGrace = std::chrono::seconds(1);
 
-    UwfqQueue() : UwfqQueue(default_options()) {}
-    // `options.weights` are by user name; `options` must be valid.
-    explicit UwfqQueue(FairQueueOptions options)
-        : VirtualFairQueue(FlowKind::user, std::move(options)) {}
+  UwfqQueue() : UwfqQueue(default_options()) {}
+  // `options.weights` are by user name; `options` must be valid.
+  explicit UwfqQueue(FairQueueOptions options)
+      : VirtualFairQueue(FlowKind::user, std::move(options)) {}
 
-    // Validates the options first (negative weights and the like are reported, not asserted).
-    static Result<std::unique_ptr<UwfqQueue>> create(FairQueueOptions options);
-    static FairQueueOptions default_options();
+  // Validates the options first (negative weights and the like are reported, not asserted).
+  static Result<std::unique_ptr<UwfqQueue>> create(FairQueueOptions options);
+  static FairQueueOptions default_options();
 
-    std::string_view name() const override { return "uwfq"; }
-  };
+  std::string_view name() const override { return "uwfq"; }
+};
 
 }  // namespace chorus
