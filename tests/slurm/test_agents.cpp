@@ -186,9 +186,11 @@ TEST_CASE("Slurm.Agents.NodeDownAndKilledAgentRequeueOnSurvivors") {
     auto l = read_lines(dir / ("t" + std::to_string(i) + ".nodes"));
     REQUIRE(!l.empty());
     if (l[0] == "n2" || l[0] == "n3") {
-      // Lost with its node: run again, on a survivor.
-      REQUIRE(l.size() == 2);
-      CHECK((l[1] == "n1" || l[1] == "n4"));
+      // Lost with its node: run again until it ran on a survivor. A task requeued from n2 may
+      // first land on n3 if n3's agent is not yet declared lost, and be lost there once more.
+      REQUIRE(l.size() >= 2);
+      CHECK((l.back() == "n1" || l.back() == "n4"));
+      for (std::size_t k = 0; k + 1 < l.size(); ++k) CHECK((l[k] == "n2" || l[k] == "n3"));
       ++moved;
     } else {
       CHECK(l.size() == 1);
