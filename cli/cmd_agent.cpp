@@ -1,25 +1,19 @@
 // chorus agent --connect tcp://HOST:PORT --keys DIR [--node NAME]: run the tasks a coordinator
 // sends to this node (see runtime/agent/agent.hpp). Started by `chorus launch` (one srun step
 // for all nodes of an allocation) or by hand for `chorus run --agents N`.
-#include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/run_common.hpp"
 #include "cli/workflow_input.hpp"
 #include "core/node_info.hpp"
 #include "runtime/agent/agent.hpp"
 
 namespace chorus::cli {
 namespace {
-
-CancelToken* g_stop = nullptr;
-
-extern "C" void on_stop_signal(int) {
-  if (g_stop != nullptr) g_stop->request();
-}
 
 std::optional<std::int64_t> env_number(const char* name) {
   const char* v = std::getenv(name);
@@ -97,16 +91,9 @@ void add_agent_command(CLI::App& app) {
     options.capacity.gpus = a->gpus;
 
     CancelToken stop;
-    g_stop = &stop;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    sigaction(SIGHUP, &sa, nullptr);
-    signal(SIGPIPE, SIG_IGN);
+    handle_interrupts(&stop);  // SIGINT/SIGTERM/SIGHUP stop the agent (it kills its tasks first)
     Status s = run_agent(options, &stop);
-    g_stop = nullptr;
+    handle_interrupts(nullptr);
     if (s.ok()) return;
     print_error("agent " + options.node + ": " + s.message());
     if (s.code() == ErrorCode::cancelled) throw CLI::RuntimeError(kExitCancelled);
