@@ -73,6 +73,9 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
                                          : "first-fit";
   QueueConfig queue_config;
   queue_config.weights = graph.scheduler.weights;
+  // Job weights describe the work, not a policy choice: only the queues that weigh jobs get them.
+  if (queue_name == "uwfq" || queue_name == "cfq")
+    queue_config.job_weights = graph.scheduler.job_weights;
   auto queue = registry->make_queue(queue_name, queue_config);
   if (!queue.ok()) return invalid_argument(queue.status().message());
   auto placement = registry->make_placement(placement_name);

@@ -22,6 +22,10 @@ struct SchedulerChoice {
   std::string queue;                      // empty = the runner's default
   std::string placement;                  // empty = the runner's default
   std::map<std::string, double> weights;  // user -> weight, for fair-share queue policies
+  // job (TaskSpec::job) -> its weight w_j, for uwfq (a user's share split among its jobs) and cfq
+  // (jobs' shares); from `job: {name: ..., weight: w}` on tasks. Missing = 1; queues that do not
+  // weigh jobs ignore it.
+  std::map<std::string, double> job_weights;
   int queue_line = 0, queue_column = 0;
   int placement_line = 0, placement_column = 0;
   int weights_line = 0, weights_column = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <unordered_map>
 
@@ -89,6 +91,57 @@ std::optional<Partition> read_partition(const MapEntry& e, const std::string& wh
   }
   if (!ok) return std::nullopt;
   return p;
+}
+
+// `job: train` or `job: {name: train, weight: 2}`: the job the task belongs to for the fair-share
+// policies, and the job's weight w_j within its user (uwfq) or among jobs (cfq).
+void read_job(const MapEntry& e, const std::string& where, TaskTemplate& t, DiagnosticList& diags) {
+  if (!e.value.IsMap()) {
+    if (auto j = read_string(e, "'job' " + where, diags)) {
+      if (j->empty()) {
+        diags.add(e.value_pos, "'job' " + where + " must not be empty");
+      } else {
+        t.job = *j;
+      }
+    }
+    return;
+  }
+  static const KeyChecker checker({"name", "weight"}, {});
+  bool named = false;
+  for (const MapEntry& k : checker.check(e.value, "in the job " + where, diags)) {
+    const std::string label = "'job." + k.key + "' " + where;
+    if (k.key == "name") {
+      if (auto j = read_string(k, label, diags)) {
+        if (j->empty()) {
+          diags.add(k.value_pos, label + " must not be empty");
+        } else {
+          t.job = *j;
+        }
+      }
+      named = true;
+      continue;
+    }
+    double w = 0;
+    bool number = k.value.IsScalar();
+    if (number) {
+      const std::string& text = k.value.Scalar();
+      char* end = nullptr;
+      w = std::strtod(text.c_str(), &end);
+      number = !text.empty() && end == text.c_str() + text.size() && std::isfinite(w);
+    }
+    if (!number || !(w > 0)) {
+      diags.add(k.value_pos,
+                label + " must be a positive number such as 2, got " + describe_node(k.value));
+    } else {
+      t.job_weight = w;
+      t.job_weight_pos = k.value_pos;
+    }
+  }
+  if (!named) {
+    diags.add(e.value_pos, "'job' " + where +
+                               " needs a 'name' (the weight belongs to a named job): "
+                               "job: {name: train, weight: 2}");
+  }
 }
 
 // `uses: [a, b]` or `uses: a`: service names, checked against `services:` by the graph builder.
@@ -468,13 +521,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
     } else if (e.key == "description") {
       (void)read_string(e, label, diags);
     } else if (e.key == "job") {
-      if (auto j = read_string(e, label, diags)) {
-        if (j->empty()) {
-          diags.add(e.value_pos, "'job' " + where + " must not be empty");
-        } else {
-          t.job = *j;
-        }
-      }
+      read_job(e, where, t, diags);
     } else if (e.key == "partition") {
       partition = read_partition(e, where, diags);
     } else if (e.key == "user") {

@@ -49,7 +49,9 @@ struct TaskTemplate {
   Position kind_pos;
   std::string user;
   std::string job;  // `job:`; a partitioned task's pieces default to one job named like the task
-  int ranks = 1;    // MPI processes (kind: mpi); per_rank holds each one's resources
+  double job_weight = 0;  // `job: {name: ..., weight: w}`; 0 = not given (the job weighs 1)
+  Position job_weight_pos;
+  int ranks = 1;  // MPI processes (kind: mpi); per_rank holds each one's resources
   Position ranks_pos;
   Resources per_rank{1, 0, 0};
   Position cores_pos, memory_pos, gpus_pos;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <system_error>
 
 #include <yaml-cpp/depthguard.h>
@@ -198,6 +200,33 @@ void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticLis
   }
 }
 
+std::string format_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// The weights tasks give their jobs (`job: {name: ..., weight: w}`), by job; a job weighed
+// differently by two tasks is an error at the second.
+void collect_job_weights(const std::vector<TaskTemplate>& templates, SchedulerChoice& out,
+                         DiagnosticList& diags) {
+  std::map<std::string, const TaskTemplate*> first;
+  for (const TaskTemplate& t : templates) {
+    if (t.job_weight <= 0) continue;
+    auto [it, fresh] = first.emplace(t.job, &t);
+    if (fresh) {
+      out.job_weights[t.job] = t.job_weight;
+    } else if (it->second->job_weight != t.job_weight) {
+      const TaskTemplate& o = *it->second;
+      diags.add(t.job_weight_pos, "job '" + t.job + "' is given weight " +
+                                      format_number(t.job_weight) + " in task '" + t.name +
+                                      "' but " + format_number(o.job_weight) + " in task '" +
+                                      o.name + "' (line " + std::to_string(o.job_weight_pos.line) +
+                                      "): a job has one weight");
+    }
+  }
+}
+
 std::string absolute_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::path p =
@@ -315,6 +344,7 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
     }
     if (auto t = read_task(node, index++, defaults, diags)) templates.push_back(std::move(*t));
   }
+  collect_job_weights(templates, graph.scheduler, diags);
   if (!diags.empty()) return false;
 
   GraphLimits limits;
