@@ -1,6 +1,8 @@
-// chorus agent --connect tcp://HOST:PORT --keys DIR [--node NAME]: run the tasks a coordinator
-// sends to this node (see runtime/agent/agent.hpp). Started by `chorus launch` (one srun step
-// for all nodes of an allocation) or by hand for `chorus run --agents N`.
+// chorus agent --connect tcp://HOST:PORT --keys DIR [--node NAME] [--node-logs DIR]: run the
+// tasks a coordinator sends to this node (see runtime/agent/agent.hpp). Started by `chorus
+// launch` (one srun step for all nodes of an allocation) or by hand for `chorus run --agents N`.
+// --keys is the run's key folder: the agent takes its node's pair, or claims a free slot
+// (find_agent_keys in runtime/transport/curve_keys.hpp).
 
 #include <cstdio>
 #include <cstdlib>
@@ -35,13 +37,14 @@ void add_agent_command(CLI::App& app) {
     std::int64_t memory_mb = -1;
     int gpus = 0;
     std::string timeout = "30s";
+    std::string node_logs;
     bool dry_run = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--connect", a->connect, "The coordinator's address, tcp://HOST:PORT")
       ->required();
   cmd->add_option("--keys", a->keys,
-                  "The run's agent key folder (coordinator.pub, agent.pub, agent.key)")
+                  "The run's key folder (this node's pair is taken from it, or a free slot)")
       ->required();
   cmd->add_option("--node", a->node,
                   "Node name to register as (default: $SLURMD_NODENAME, else the host name)");
@@ -53,15 +56,13 @@ void add_agent_command(CLI::App& app) {
   cmd->add_option("--timeout", a->timeout,
                   "Exit when the coordinator is silent this long before registering")
       ->default_str("30s");
+  cmd->add_option("--node-logs", a->node_logs,
+                  "Keep task output on this node in DIR/<run id>/ (%n = node name); chorus logs "
+                  "fetches it while the run lives, failed tasks' output is collected");
   cmd->add_flag("--dry-run", a->dry_run,
                 "Benchmarks only: report every task succeeded at once without running it "
                 "(measures the dispatch path alone)");
   cmd->callback([a] {
-    auto keys = read_agent_keys(a->keys);
-    if (!keys.ok()) {
-      print_error(keys.status().message());
-      throw CLI::RuntimeError(kExitBadInput);
-    }
     auto timeout = parse_duration(a->timeout);
     if (!timeout.ok()) {
       print_error("--timeout: " + timeout.status().message());
@@ -70,13 +71,19 @@ void add_agent_command(CLI::App& app) {
     NodeInfo here = local_node_info();
     AgentOptions options;
     options.endpoint = a->connect;
-    options.keys = *keys;
     options.silence_timeout = *timeout;
     options.dry_run = a->dry_run;
     const char* slurm_node = std::getenv("SLURMD_NODENAME");
     options.node = !a->node.empty()                            ? a->node
                    : slurm_node != nullptr && *slurm_node != 0 ? slurm_node
                                                                : here.name;
+    auto keys = find_agent_keys(a->keys, options.node);
+    if (!keys.ok()) {
+      print_error("agent " + options.node + ": " + keys.status().message());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    options.keys = *keys;
+    options.log_dir = a->node_logs;
     options.capacity = here.capacity;
     if (a->cores > 0) {
       options.capacity.cores = a->cores;

@@ -1,8 +1,13 @@
 #include "runtime/agent/agent.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -24,13 +29,44 @@ std::uint64_t key_of(TaskId task, std::uint32_t attempt) {
 // Before the coordinator answers, refusals are seen only through the socket monitor: look often.
 constexpr auto kHandshakeCheck = std::chrono::milliseconds(100);
 
+// Reads up to `max` bytes of `path` from `offset`; size = the file's size. False (and `error`)
+// when it cannot be opened.
+bool read_piece(const std::string& path, std::uint64_t offset, std::uint64_t max, std::string& data,
+                std::uint64_t& size, std::string& error) {
+  data.clear();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  if (offset < size) {
+    data.resize(static_cast<std::size_t>(std::min<std::uint64_t>(max, size - offset)));
+    ssize_t n = ::pread(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    data.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+  ::close(fd);
+  return true;
+}
+
+// Whether `path` lies below `dir` (no .. components): the only files a fetch may read.
+bool below(const std::string& path, const std::string& dir) {
+  if (dir.empty() || path.size() <= dir.size() + 1 || !path.starts_with(dir) ||
+      path[dir.size()] != '/') {
+    return false;
+  }
+  return path.find("/../") == std::string::npos && !path.ends_with("/..");
+}
+
 class AgentLoop {
  public:
   AgentLoop(const AgentOptions& options, ClientSocket& socket)
       : options_(options), socket_(socket), silence_(options.silence_timeout) {}
 
   Status run(CancelToken* stop) {
-    if (Status s = socket_.send(encode_hello({options_.node, options_.capacity, ::getpid()}));
+    if (Status s = socket_.send(
+            encode_hello({options_.node, options_.capacity, ::getpid(), options_.log_dir}));
         !s.ok()) {
       return s;
     }
@@ -76,6 +112,8 @@ class AgentLoop {
   struct Entry {
     TaskSpec spec;
     LaunchHandle handle = 0;
+    std::string stdout_path;  // kept only when node-local, for pushing a failure's output
+    std::string stderr_path;
   };
 
   Status send(const std::string& payload) {
@@ -121,6 +159,9 @@ class AgentLoop {
           break;
         case AgentMessage::shutdown:
           return Status::ok_status();
+        case AgentMessage::fetch:
+          if (Status s = answer_fetch(); !s.ok()) return s;
+          break;
         default:
           break;  // heartbeats: last_heard_ is enough
       }
@@ -156,6 +197,8 @@ class AgentLoop {
       request.stderr_path = std::move(l.stderr_path);
       make_parent(request.stdout_path);
       make_parent(request.stderr_path);
+      if (below(request.stdout_path, options_.log_dir)) entry->stdout_path = request.stdout_path;
+      if (below(request.stderr_path, options_.log_dir)) entry->stderr_path = request.stderr_path;
       auto handle = local_->launch(request);
       if (!handle.ok()) {
         // Reported like a shell would: 127 for a program or folder that does not exist.
@@ -197,13 +240,69 @@ class AgentLoop {
     made_dirs_.insert(std::move(dir));
   }
 
+  Status answer_fetch() {
+    FetchRequest f;
+    if (!decode_fetch(payload_, f)) return invalid_argument("malformed fetch message");
+    FetchReply r;
+    r.request = f.request;
+    r.offset = f.offset;
+    if (!below(f.path, options_.log_dir)) {
+      r.message = "node " + options_.node + " serves only files below " +
+                  (options_.log_dir.empty() ? std::string("its --node-logs folder (none set)")
+                                            : options_.log_dir);
+    } else {
+      r.ok = read_piece(f.path, f.offset, std::min(f.max, kFetchChunk), r.data, r.size, r.message);
+    }
+    return send(encode_fetched(r));
+  }
+
+  // A failed attempt's node-local output goes to the coordinator before its update (same
+  // connection, so in order): the end of each stream, at most kCollectLimit bytes.
+  Status push_output(const StateUpdate& u, const Entry& e) {
+    const std::string* paths[2] = {&e.stdout_path, &e.stderr_path};
+    for (std::uint8_t stream = 0; stream < 2; ++stream) {
+      const std::string& path = *paths[stream];
+      if (path.empty()) continue;
+      OutputChunk c;
+      c.task = u.task;
+      c.attempt = u.attempt;
+      c.stream = stream;
+      c.first = true;
+      std::uint64_t size = 0;
+      std::string error;
+      std::string piece;
+      if (!read_piece(path, 0, 0, piece, size, error)) size = 0;  // never written: empty
+      std::uint64_t from = size > kCollectLimit ? size - kCollectLimit : 0;
+      if (from > 0) {
+        c.note = "[chorus: the first " + std::to_string(from) + " bytes of this output stayed on " +
+                 "node " + options_.node + " in " + path + "]\n";
+      }
+      do {
+        if (size > from && !read_piece(path, from, kFetchChunk, c.data, size, error)) break;
+        from += c.data.size();
+        if (Status s = send(encode_output(c)); !s.ok()) return s;
+        c.first = false;
+        c.note.clear();
+      } while (!c.data.empty() && from < size);
+    }
+    return {};
+  }
+
   // Sends updates_ (if any) as one message and forgets their tasks.
   Status send_updates() {
     if (updates_.empty()) return {};
     begin_batch(buffer_, AgentMessage::updates);
     for (const StateUpdate& u : updates_) {
+      auto it = running_.find(key_of(u.task, u.attempt));
+      if (it != running_.end()) {
+        const Entry& e = *it->second;
+        bool failed = !u.succeeded() && u.kind != UpdateKind::cancelled;
+        if (failed && (!e.stdout_path.empty() || !e.stderr_path.empty())) {
+          if (Status s = push_output(u, e); !s.ok()) return s;
+        }
+        running_.erase(it);
+      }
       append_update(buffer_, u);
-      running_.erase(key_of(u.task, u.attempt));
     }
     updates_.clear();
     return send(buffer_);
@@ -247,12 +346,39 @@ class AgentLoop {
 
 }  // namespace
 
+std::string expand_node_log_dir(const std::string& template_dir, const std::string& node) {
+  std::string out;
+  for (std::size_t i = 0; i < template_dir.size(); ++i) {
+    if (template_dir[i] == '%' && i + 1 < template_dir.size() && template_dir[i + 1] == 'n') {
+      out += node;
+      ++i;
+    } else {
+      out += template_dir[i];
+    }
+  }
+  if (out.empty()) return out;
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(out, ec).lexically_normal().string();
+  while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  return ec ? out : abs;
+}
+
 Status run_agent(const AgentOptions& options, CancelToken* stop) {
   if (options.node.empty()) return invalid_argument("the agent needs a node name (--node)");
-  auto socket =
-      ClientSocket::connect(options.endpoint, options.keys.coordinator_public, options.keys.agent);
+  AgentOptions resolved = options;
+  resolved.log_dir = expand_node_log_dir(options.log_dir, options.node);
+  if (!resolved.log_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(resolved.log_dir, ec);
+    if (ec) {
+      return io_error("cannot create the node's log folder " + resolved.log_dir + ": " +
+                      ec.message());
+    }
+  }
+  auto socket = ClientSocket::connect(resolved.endpoint, resolved.keys.coordinator_public,
+                                      resolved.keys.agent);
   if (!socket.ok()) return socket.status();
-  AgentLoop loop(options, **socket);
+  AgentLoop loop(resolved, **socket);
   return loop.run(stop);
 }
 

@@ -27,10 +27,18 @@ struct AgentOptions {
   // Until the coordinator welcomes us, and after that unless the welcome says otherwise: exit
   // when nothing arrived from the coordinator for this long.
   Duration silence_timeout = std::chrono::seconds(30);
+  // Keep task output on this node, in <log_dir>/<run id>/ (%n = the node name), instead of where
+  // the coordinator says; empty: where it says. The coordinator fetches it for `chorus logs`
+  // while the run lives, and this agent pushes a failed attempt's output (its last 16 MiB per
+  // stream) to the coordinator before reporting the failure. Fetches may read only below it.
+  std::string log_dir;
   // For benchmarks of the dispatch path alone: report every task as exited 0 at once without
   // running it. Never set by `chorus launch`.
   bool dry_run = false;
 };
+
+// `template_dir` with every %n replaced by `node`, made absolute.
+std::string expand_node_log_dir(const std::string& template_dir, const std::string& node);
 
 // Errors: unavailable (the coordinator never answered, or went silent: "no message from the
 // coordinator at tcp://... for 30s"), invalid_argument (refused: keys not allowed, node name

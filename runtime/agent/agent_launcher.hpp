@@ -6,9 +6,20 @@
 // - Batching: launch() only appends the task to its node's buffer; flush() (called once per
 //   coordinator round) sends one message per agent. Agents batch their state updates the same
 //   way, so a round of 5,000 launches costs a handful of messages, not 5,000.
-// - Keys: start() generates a fresh CURVE key pair for the coordinator and one for its agents,
-//   writes the agents' files into AgentLauncherOptions::key_dir (0700/0600) and admits only that
-//   agent public key. The destructor removes the folder (it holds a secret key).
+// - Keys: start() generates a fresh CURVE key pair for the coordinator and one per agent: a
+//   folder key_dir/<node>/ for each of `agent_nodes`, key_dir/agent-K/ for each of `agent_slots`
+//   (0700/0600; see curve_keys.hpp). Each key is bound to its node: an agent presenting n1's key
+//   but registering as n2 is refused; a slot's key is bound to the first node name that
+//   registers with it. With neither set, one pair is shared by all agents (any name). The
+//   destructor removes the folder (it holds secret keys).
+// - Node-local output: an agent that registers with a log_dir (chorus agent --node-logs) gets
+//   its tasks' output files there (<log_dir>/<run id>/<file name>; services excepted), and the
+//   launcher notes the folder in <shared log folder>/.node-logs for `chorus logs`. It serves
+//   fetches from `chorus logs` on control_endpoint() (ipc://, in the 0700 key folder, CURVE with
+//   the key folder's .control pair): each request is forwarded to the node's agent and its reply
+//   relayed, without ever waiting in the coordinator's loop. A failed attempt's output is pushed
+//   by its agent before the failure and written to the shared paths the coordinator asked for,
+//   so the summary's stderr tail and `chorus logs` work for failures after the agents are gone.
 // - Liveness: each side sends a heartbeat when it has sent nothing for `heartbeat`; an agent
 //   silent for `lost_after` is declared lost: each of its tasks gets UpdateKind::lost (the
 //   coordinator retries it if it has retries left) and node_alive() turns false, which
@@ -39,6 +50,8 @@ class ServerSocket;
 struct AgentLauncherOptions {
   std::string listen = "tcp://127.0.0.1:*";  // tcp://IP:PORT; PORT * = any free port
   std::string key_dir;                       // required: where agents find their keys
+  std::vector<std::string> agent_nodes;      // one key pair per node, bound to its name
+  std::size_t agent_slots = 0;               // key pairs for agents of names not known yet
   Duration heartbeat = std::chrono::seconds(1);
   Duration lost_after = std::chrono::seconds(10);     // an agent silent this long is lost
   Duration agent_silence = std::chrono::seconds(10);  // agents exit after this much silence
@@ -67,6 +80,8 @@ class AgentLauncher final : public Launcher {
   std::string_view name() const override { return "agents"; }
   const std::string& endpoint() const { return endpoint_; }
   const std::string& key_dir() const { return options_.key_dir; }
+  // ipc://<key_dir>/control.sock, or empty when that path is too long for a Unix socket.
+  const std::string& control_endpoint() const { return control_endpoint_; }
 
   // Called while waiting for agents (every 100 ms at least); a non-ok Status ends the wait with
   // it (e.g. the process that starts the agents has died).
@@ -106,13 +121,32 @@ class AgentLauncher final : public Launcher {
     AgentInfo info;
     TimePoint last_heard{};
     TimePoint last_sent{};
-    std::string batch;  // launches buffered until flush()
+    std::string batch;     // launches buffered until flush()
+    std::string log_dir;   // node-local output folder, empty when none
+    std::string noted_in;  // the shared log folder whose .node-logs names this node already
+  };
+  // A `chorus logs` fetch waiting for an agent's reply.
+  struct PendingFetch {
+    std::string client;  // the control connection's identity
+    std::uint64_t client_request = 0;
+    std::size_t agent = 0;
+    std::uint64_t offset = 0;
+    std::uint32_t max = 0;
+  };
+  struct SharedPaths {
+    std::string out;
+    std::string err;
   };
 
   explicit AgentLauncher(AgentLauncherOptions options);
   void serve();  // takes every waiting message
-  void on_message(const std::string& peer, const std::string& payload);
-  void on_hello(const std::string& peer, const std::string& payload);
+  void on_message(const std::string& peer, const std::string& payload, const std::string& user);
+  void on_hello(const std::string& peer, const std::string& payload, const std::string& user);
+  void on_control(const std::string& peer, const std::string& payload);
+  void on_fetched(std::size_t agent, const std::string& payload);
+  void on_output(std::size_t agent, const std::string& payload);
+  void note_node_logs(Agent& a, const std::string& shared_dir, const std::string& node_dir);
+  void fail_fetches(std::size_t agent, const std::string& why);
   void check_liveness(TimePoint now);
   void declare_lost(std::size_t agent, const std::string& why);
   bool send_to(std::size_t agent, const std::string& payload);
@@ -124,7 +158,15 @@ class AgentLauncher final : public Launcher {
   AgentLauncherOptions options_;
   std::unique_ptr<ServerSocket> socket_;
   std::string endpoint_;
+  std::string control_endpoint_;
   std::vector<Agent> agents_;
+  // Slot keys (user id "slot:agent-K") -> the node name each was bound to at registration.
+  std::unordered_map<std::string, std::string> slot_nodes_;
+  std::unordered_map<std::uint64_t, PendingFetch> fetches_;
+  std::uint64_t next_fetch_ = 0;
+  // Failed attempts' output is written here (node-local tasks only), until the final update.
+  std::unordered_map<LaunchHandle, SharedPaths> collect_;
+  std::unordered_map<std::string, bool> control_noted_;   // shared log folders given the endpoint
   std::unordered_map<std::string, std::size_t> by_peer_;  // live connections only
   std::unordered_map<std::string, std::size_t> by_node_;  // the current agent of each node
   std::vector<std::string> expected_;                     // admitted names once frozen
@@ -136,6 +178,7 @@ class AgentLauncher final : public Launcher {
   std::vector<StateUpdate> pending_;  // final updates received or made up, for the next poll()
   std::string payload_;
   std::string peer_;
+  std::string user_;
   std::vector<StateUpdate> decoded_;
 };
 

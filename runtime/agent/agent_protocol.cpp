@@ -88,6 +88,7 @@ std::string encode_hello(const AgentHello& hello) {
   put<std::int64_t>(b, hello.capacity.memory_mb);
   put<std::int32_t>(b, hello.capacity.gpus);
   put<std::int64_t>(b, hello.pid);
+  put_str(b, hello.log_dir);
   return b;
 }
 
@@ -119,6 +120,11 @@ void begin_batch(std::string& buffer, AgentMessage type) {
 }
 
 void append_launch(std::string& b, const LaunchRequest& r) {
+  append_launch(b, r, r.stdout_path, r.stderr_path);
+}
+
+void append_launch(std::string& b, const LaunchRequest& r, std::string_view stdout_path,
+                   std::string_view stderr_path) {
   const TaskSpec& spec = *r.spec;
   put<std::uint32_t>(b, spec.id);
   put<std::uint32_t>(b, r.attempt);
@@ -126,8 +132,8 @@ void append_launch(std::string& b, const LaunchRequest& r) {
   put_command(b, spec.cmd);
   put_pairs(b, spec.env, spec.params, r.env);
   put_str(b, r.workdir);
-  put_str(b, r.stdout_path);
-  put_str(b, r.stderr_path);
+  put_str(b, stdout_path);
+  put_str(b, stderr_path);
   put<std::int64_t>(b, std::chrono::duration_cast<std::chrono::milliseconds>(spec.timeout).count());
 }
 
@@ -158,12 +164,47 @@ void append_task_ref(std::string& b, TaskRef ref) {
   put<std::uint32_t>(b, ref.attempt);
 }
 
+std::string encode_fetch(AgentMessage type, const FetchRequest& f) {
+  std::string b;
+  put_header(b, type);
+  put(b, f.request);
+  put_str(b, f.node);
+  put_str(b, f.path);
+  put(b, f.offset);
+  put(b, f.max);
+  return b;
+}
+
+std::string encode_fetched(const FetchReply& f) {
+  std::string b;
+  put_header(b, AgentMessage::fetched);
+  put(b, f.request);
+  put<std::uint8_t>(b, f.ok ? 1 : 0);
+  put_str(b, f.message);
+  put(b, f.size);
+  put(b, f.offset);
+  put_str(b, f.data);
+  return b;
+}
+
+std::string encode_output(const OutputChunk& c) {
+  std::string b;
+  put_header(b, AgentMessage::output);
+  put<std::uint32_t>(b, c.task);
+  put(b, c.attempt);
+  put(b, c.stream);
+  put<std::uint8_t>(b, c.first ? 1 : 0);
+  put_str(b, c.note);
+  put_str(b, c.data);
+  return b;
+}
+
 MessageHeader message_type(std::string_view payload) {
   MessageHeader h;
   if (payload.size() < kHeaderSize) return h;
   h.version = static_cast<std::uint8_t>(payload[0]);
   auto t = static_cast<std::uint8_t>(payload[1]);
-  h.ok = h.version == kAgentProtocolVersion && t >= 1 && t <= 8;
+  h.ok = h.version == kAgentProtocolVersion && t >= 1 && t <= kLastAgentMessage;
   h.type = static_cast<AgentMessage>(t);
   return h;
 }
@@ -177,6 +218,7 @@ bool decode_hello(std::string_view payload, AgentHello& out) {
   r.get(out.capacity.memory_mb);
   r.get(gpus);
   r.get(out.pid);
+  r.str(out.log_dir);
   out.capacity.cores = cores;
   out.capacity.gpus = gpus;
   return r.ok() && r.at_end();
@@ -251,6 +293,48 @@ bool decode_task_refs(std::string_view payload, std::vector<TaskRef>& out) {
     if (r.ok()) out.push_back(ref);
   }
   return r.ok();
+}
+
+}  // namespace chorus
+
+namespace chorus {
+
+bool decode_fetch(std::string_view payload, FetchRequest& out) {
+  Reader r = body(payload);
+  r.get(out.request);
+  r.str(out.node);
+  r.str(out.path);
+  r.get(out.offset);
+  r.get(out.max);
+  return r.ok() && r.at_end();
+}
+
+bool decode_fetched(std::string_view payload, FetchReply& out) {
+  Reader r = body(payload);
+  std::uint8_t ok = 0;
+  r.get(out.request);
+  r.get(ok);
+  r.str(out.message);
+  r.get(out.size);
+  r.get(out.offset);
+  r.str(out.data);
+  out.ok = ok != 0;
+  return r.ok() && r.at_end() && ok <= 1;
+}
+
+bool decode_output(std::string_view payload, OutputChunk& out) {
+  Reader r = body(payload);
+  std::uint8_t first = 0;
+  std::uint32_t task = 0;
+  r.get(task);
+  r.get(out.attempt);
+  r.get(out.stream);
+  r.get(first);
+  r.str(out.note);
+  r.str(out.data);
+  out.task = task;
+  out.first = first != 0;
+  return r.ok() && r.at_end() && out.stream <= 1 && first <= 1;
 }
 
 }  // namespace chorus

@@ -22,7 +22,7 @@
 
 namespace chorus {
 
-inline constexpr std::uint8_t kAgentProtocolVersion = 1;
+inline constexpr std::uint8_t kAgentProtocolVersion = 2;
 
 enum class AgentMessage : std::uint8_t {
   hello = 1,      // agent -> coordinator: registration (AgentHello)
@@ -33,12 +33,61 @@ enum class AgentMessage : std::uint8_t {
   updates = 6,    // agent -> coordinator: StateUpdate records
   cancel = 7,     // coordinator -> agent: (task, attempt) records
   shutdown = 8,   // coordinator -> agent: stop every task and exit
+  // Node-local output (AgentHello::log_dir not empty):
+  fetch = 9,           // coordinator -> agent: read a piece of an output file (FetchRequest)
+  fetched = 10,        // agent -> coordinator -> `chorus logs`: the piece (FetchReply)
+  output = 11,         // agent -> coordinator: a failed attempt's output, pushed (OutputChunk)
+  control_fetch = 12,  // `chorus logs` -> coordinator: fetch from a node (FetchRequest + node)
 };
+inline constexpr std::uint8_t kLastAgentMessage = 12;
+
+// The largest piece one fetch returns, and the most of a failed attempt's stream an agent pushes
+// (its end: where the error is). Bounds every message and every write of the coordinator.
+inline constexpr std::uint32_t kFetchChunk = 1U << 20;
+inline constexpr std::uint64_t kCollectLimit = 16ULL << 20;
 
 struct AgentHello {
   std::string node;  // the name placement uses (a Slurm node name, or given with --node)
   Resources capacity;
   std::int64_t pid = 0;
+  // Where this node keeps task output (absolute, %n already expanded), or empty: tasks write
+  // where the coordinator says (the run's log folder, shared). When set, the coordinator sends
+  // <log_dir>/<run id>/<file name of the shared path> instead, except for services (their
+  // stdout probe reads the shared file).
+  std::string log_dir;
+};
+
+// A read of [offset, offset + max) of one output file on a node. `node` is set only between
+// `chorus logs` and the coordinator; `request` is the asker's id, echoed in the reply.
+struct FetchRequest {
+  std::uint64_t request = 0;
+  std::string node;
+  std::string path;
+  std::uint64_t offset = 0;
+  std::uint32_t max = kFetchChunk;
+};
+
+// ok: `data` is the file's bytes from `offset` (at most the request's max; empty at the end),
+// `size` the file's size when read. Not ok: `message` says why ("no such file", "agent lost").
+struct FetchReply {
+  std::uint64_t request = 0;
+  bool ok = false;
+  std::string message;
+  std::uint64_t size = 0;
+  std::uint64_t offset = 0;
+  std::string data;
+};
+
+// A piece of a failed attempt's stream, pushed before the attempt's update so the coordinator
+// has it in the shared folder when it learns of the failure. `first` starts the file (with
+// `note` at its top when the start of the stream was left on the node).
+struct OutputChunk {
+  TaskId task = kNoTask;
+  std::uint32_t attempt = 0;
+  std::uint8_t stream = 0;  // 0 stdout, 1 stderr
+  bool first = false;
+  std::string note;
+  std::string data;
 };
 
 struct AgentWelcome {
@@ -77,6 +126,12 @@ void append_launch(std::string& buffer, const LaunchRequest& request);
 void append_launch(std::string& buffer, const TaskLaunch& launch);
 void append_update(std::string& buffer, const StateUpdate& update);
 void append_task_ref(std::string& buffer, TaskRef ref);
+// As append_launch(request), with the output files replaced (node-local output).
+void append_launch(std::string& buffer, const LaunchRequest& request, std::string_view stdout_path,
+                   std::string_view stderr_path);
+std::string encode_fetch(AgentMessage type, const FetchRequest& request);  // fetch, control_fetch
+std::string encode_fetched(const FetchReply& reply);
+std::string encode_output(const OutputChunk& chunk);
 
 // Decoding. message_type() checks the version; the decoders fail (false) on a truncated or
 // malformed payload.
@@ -92,5 +147,8 @@ bool decode_refused(std::string_view payload, std::string& reason);
 bool decode_launches(std::string_view payload, std::vector<TaskLaunch>& out);
 bool decode_updates(std::string_view payload, std::vector<StateUpdate>& out);
 bool decode_task_refs(std::string_view payload, std::vector<TaskRef>& out);
+bool decode_fetch(std::string_view payload, FetchRequest& out);
+bool decode_fetched(std::string_view payload, FetchReply& out);
+bool decode_output(std::string_view payload, OutputChunk& out);
 
 }  // namespace chorus

@@ -5,9 +5,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 namespace chorus {
 namespace {
@@ -56,6 +58,30 @@ Result<std::string> read_key_file(const std::string& path, bool secret) {
   return key;
 }
 
+bool has_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The node name a slot was claimed for ("" when unreadable).
+std::string claimed_by(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[256];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string{};
+}
+
+// Claims `slot` for `node`: true when this call created the claim.
+bool claim(const std::string& slot, const std::string& node) {
+  int fd = ::open((slot + "/claimed").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  ssize_t n = ::write(fd, node.data(), node.size());
+  ::close(fd);
+  return n == static_cast<ssize_t>(node.size());
+}
+
 }  // namespace
 
 Result<CurveKeyPair> generate_curve_keypair() {
@@ -99,6 +125,49 @@ Result<AgentKeys> read_agent_keys(const std::string& dir) {
   keys.coordinator_public = *server;
   keys.agent = {*pub, *sec};
   return keys;
+}
+
+}  // namespace chorus
+
+namespace chorus {
+
+Result<AgentKeys> find_agent_keys(const std::string& dir, const std::string& node) {
+  if (has_file(dir + "/agent.key")) return read_agent_keys(dir);
+  if (!node.empty() && node.find('/') == std::string::npos && node.front() != '.' &&
+      has_file(dir + "/" + node + "/agent.key")) {
+    return read_agent_keys(dir + "/" + node);
+  }
+  std::vector<std::string> slots;
+  std::vector<std::string> nodes;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || name.front() == '.' || !has_file(e.path().string() + "/agent.key"))
+      continue;
+    (name.starts_with("agent-") ? slots : nodes).push_back(name);
+  }
+  if (ec) return not_found("cannot read key folder " + dir + ": " + ec.message());
+  // agent-2 before agent-10.
+  std::sort(slots.begin(), slots.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  for (const auto& s : slots) {
+    if (claimed_by(dir + "/" + s + "/claimed") == node) return read_agent_keys(dir + "/" + s);
+  }
+  for (const auto& s : slots) {
+    if (claim(dir + "/" + s, node)) return read_agent_keys(dir + "/" + s);
+  }
+  if (!slots.empty()) {
+    return Status(ErrorCode::unavailable,
+                  "all " + std::to_string(slots.size()) + " agent keys in " + dir +
+                      " are taken by other agents (the run waits for that many agents)");
+  }
+  std::sort(nodes.begin(), nodes.end());
+  std::string names;
+  for (const auto& n : nodes) names += (names.empty() ? "" : ", ") + n;
+  return not_found("no key for node '" + node + "' in " + dir +
+                   (names.empty() ? std::string(" (it holds no agent keys)")
+                                  : ": the run's nodes are " + names));
 }
 
 }  // namespace chorus

@@ -41,4 +41,11 @@ Status write_agent_keys(const std::string& dir, const AgentKeys& keys);
 // or a file that group or others may read: "chmod 600 <file>"), io_error.
 Result<AgentKeys> read_agent_keys(const std::string& dir);
 
+// The pair an agent registering as `node` uses from a run's key folder `dir`: `dir` itself when
+// it holds agent.key (a one-agent folder, or the shared layout); else `dir/<node>/`; else a slot
+// `dir/agent-K/` already claimed for `node`, else the first free one, claimed atomically
+// (O_EXCL). Errors: not_found ("no key for node n5 in DIR: the run's nodes are ..."),
+// unavailable (every slot taken), and those of read_agent_keys.
+Result<AgentKeys> find_agent_keys(const std::string& dir, const std::string& node);
+
 }  // namespace chorus

@@ -44,9 +44,10 @@ bool socket_readable(void* socket) {
   return (events & ZMQ_POLLIN) != 0;
 }
 
-// One whole message: the frames after the first are appended to `rest` (ROUTER: identity first).
-// Returns 1 on a message, 0 when none is waiting, -1 on an error.
-int receive_frame(void* socket, std::string& into, bool& more) {
+// One frame into `into`; `more` tells whether frames follow; `user` (if given) gets the ZAP user
+// id of the connection it came through. Returns 1 on a frame, 0 when none is waiting, -1 on an
+// error.
+int receive_frame(void* socket, std::string& into, bool& more, std::string* user = nullptr) {
   zmq_msg_t msg;
   zmq_msg_init(&msg);
   int n = zmq_msg_recv(&msg, socket, ZMQ_DONTWAIT);
@@ -57,6 +58,10 @@ int receive_frame(void* socket, std::string& into, bool& more) {
   }
   into.assign(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
   more = zmq_msg_more(&msg) != 0;
+  if (user != nullptr) {
+    const char* id = zmq_msg_gets(&msg, "User-Id");
+    user->assign(id != nullptr ? id : "");
+  }
   zmq_msg_close(&msg);
   return 1;
 }
@@ -88,12 +93,15 @@ void close_socket(void*& socket) {
 
 Result<std::unique_ptr<ServerSocket>> ServerSocket::bind(const ServerSocketOptions& options) {
   std::unique_ptr<ServerSocket> s(new ServerSocket());
-  for (const std::string& key : options.allowed_peers) {
+  for (const AllowedPeer& peer : options.allowed_peers) {
     std::uint8_t raw[32];
-    if (!valid_curve_key(key) || zmq_z85_decode(raw, key.c_str()) == nullptr) {
+    if (!valid_curve_key(peer.public_key) ||
+        zmq_z85_decode(raw, peer.public_key.c_str()) == nullptr) {
       return invalid_argument("an allowed peer key is not a CURVE key (40 Z85 characters)");
     }
-    s->allowed_.emplace_back(reinterpret_cast<const char*>(raw), sizeof raw);
+    if (peer.user_id.empty()) return invalid_argument("an allowed peer needs a user id");
+    s->allowed_.emplace_back(std::string(reinterpret_cast<const char*>(raw), sizeof raw),
+                             peer.user_id);
   }
   s->context_ = zmq_ctx_new();
   if (s->context_ == nullptr) return zmq_status("cannot create a ZeroMQ context");
@@ -162,16 +170,19 @@ void ServerSocket::run_zap(void* zap) {
       frames.push_back(std::move(frame));
     }
     if (frames.size() < 6) continue;  // malformed: libzmq never sends these
-    bool ok = false;
+    const std::string* user = nullptr;
     if (frames[5] == "CURVE" && frames.size() >= 7) {
-      for (const std::string& key : allowed_) ok |= frames[6] == key;
+      for (const auto& [key, id] : allowed_) {
+        if (frames[6] == key) user = &id;
+      }
     }
+    const bool ok = user != nullptr;
     if (!ok) refused_.fetch_add(1, std::memory_order_relaxed);
     const std::string reply[] = {"1.0",
                                  frames[1],
                                  ok ? "200" : "400",
                                  ok ? "OK" : "public key not allowed for this run",
-                                 ok ? "agent" : "",
+                                 ok ? *user : "",
                                  ""};
     for (std::size_t i = 0; i < 6; ++i) {
       zmq_send(zap, reply[i].data(), reply[i].size(), i + 1 < 6 ? ZMQ_SNDMORE : 0);
@@ -180,13 +191,18 @@ void ServerSocket::run_zap(void* zap) {
   close_socket(zap);
 }
 
-Result<bool> ServerSocket::receive(std::string& peer, std::string& payload) {
+Status ServerSocket::bind_more(const std::string& endpoint) {
+  if (zmq_bind(socket_, endpoint.c_str()) != 0) return zmq_status("cannot listen on " + endpoint);
+  return {};
+}
+
+Result<bool> ServerSocket::receive(std::string& peer, std::string& payload, std::string* user) {
   bool more = false;
   int rc = receive_frame(socket_, peer, more);
   if (rc == 0) return false;
   if (rc < 0) return zmq_status("cannot receive");
-  if (!more) return receive(peer, payload);  // no payload frame: ignore
-  rc = receive_frame(socket_, payload, more);
+  if (!more) return receive(peer, payload, user);  // no payload frame: ignore
+  rc = receive_frame(socket_, payload, more, user);
   if (rc != 1) return zmq_status("cannot receive");
   skip_rest(socket_, more);
   return true;

@@ -3,7 +3,9 @@
 //
 // Security: a ServerSocket is a CURVE server and runs a ZAP handler (RFC 27) that admits only
 // clients whose public key is in its allowed list; every other peer is refused during the
-// handshake, before any of its messages reach the application. There is no unencrypted mode.
+// handshake, before any of its messages reach the application. Each allowed key carries a user
+// id that receive() returns with every message of that peer, so the application knows WHICH key
+// sent it (an agent's key is bound to its node). There is no unencrypted mode.
 //
 // Readiness: fd() is ZeroMQ's ZMQ_FD, which is edge-triggered: it signals that the socket's state
 // MAY have changed. After it fires, call receive() until it returns false (that also re-reads
@@ -19,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/status.hpp"
@@ -26,12 +29,17 @@
 
 namespace chorus {
 
+struct AllowedPeer {
+  std::string public_key;  // Z85
+  std::string user_id;     // what receive() reports for this key's messages; not empty
+};
+
 struct ServerSocketOptions {
   // tcp://IP:PORT; PORT may be * (any free port: see ServerSocket::endpoint()). Never a wildcard
   // address chosen by us: the caller names the interface.
   std::string endpoint;
   CurveKeyPair keys;                       // the server's pair
-  std::vector<std::string> allowed_peers;  // Z85 public keys of admitted clients
+  std::vector<AllowedPeer> allowed_peers;  // admitted clients
 };
 
 class ServerSocket {
@@ -46,9 +54,14 @@ class ServerSocket {
   // The endpoint actually bound (the port resolved): what agents connect to.
   const std::string& endpoint() const { return endpoint_; }
 
+  // Binds one more endpoint on the same socket, same keys and ZAP (e.g. ipc://PATH for local
+  // clients): its messages arrive through the same receive() and fd(). Errors: as bind().
+  Status bind_more(const std::string& endpoint);
+
   // Takes one message without blocking: false when none is waiting. `peer` identifies the sender
-  // for send(). Errors: io_error.
-  Result<bool> receive(std::string& peer, std::string& payload);
+  // for send(); `user` (if given) is the user id of the key it authenticated with. Errors:
+  // io_error.
+  Result<bool> receive(std::string& peer, std::string& payload, std::string* user = nullptr);
   // Queues one message to a connected peer without blocking. Errors: not_found when the peer is
   // not connected (gone, or never was), io_error otherwise.
   Status send(std::string_view peer, std::string_view payload);
@@ -66,7 +79,8 @@ class ServerSocket {
   void* socket_ = nullptr;
   int fd_ = -1;
   std::string endpoint_;
-  std::vector<std::string> allowed_;  // raw 32-byte keys; immutable once the ZAP thread runs
+  // Raw 32-byte keys and their user ids; immutable once the ZAP thread runs.
+  std::vector<std::pair<std::string, std::string>> allowed_;
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> refused_{0};
   std::thread zap_thread_;
@@ -75,7 +89,8 @@ class ServerSocket {
 class ClientSocket {
  public:
   // Connects in the background (ZeroMQ reconnects by itself); messages queue until then.
-  // Errors: invalid_argument (a malformed key or endpoint), io_error.
+  // `endpoint` is tcp://HOST:PORT or ipc://PATH. Errors: invalid_argument (a malformed key or
+  // endpoint), io_error.
   static Result<std::unique_ptr<ClientSocket>> connect(const std::string& endpoint,
                                                        const std::string& server_public_key,
                                                        const CurveKeyPair& keys);
