@@ -26,6 +26,7 @@ namespace {
 
 struct LaunchArgs : CommonRunArgs {
   bool no_agents = false;
+  std::string node_logs;  // agents keep task output on their node, here (%n = node name)
 };
 
 // The address of this host's interface that the allocation's nodes reach it through: the source
@@ -82,13 +83,20 @@ std::string self_exe() {
 // share their CPUs with later steps (MPI tasks' srun --mpi=pmix), which otherwise would wait for
 // CPUs the agents hold. The job itself needs --no-kill (sbatch) to outlive a failed node.
 std::vector<std::string> agent_step_argv(std::size_t nodes, const std::string& endpoint,
-                                         const std::string& key_dir, const std::string& timeout) {
+                                         const std::string& key_dir, const std::string& timeout,
+                                         const std::string& node_logs) {
   const std::string n = std::to_string(nodes);
-  return {"srun", "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
-          "--cpus-per-task=1", "--kill-on-bad-exit=0",
-          // A node that fails takes its own agent down, not the whole step (the other agents).
-          "--no-kill", "--quiet", "--job-name=chorus-agents", self_exe(), "agent", "--connect",
-          endpoint, "--keys", key_dir, "--timeout", timeout};
+  std::vector<std::string> argv = {
+      "srun", "--overlap", "--nodes=" + n, "--ntasks=" + n, "--ntasks-per-node=1",
+      "--cpus-per-task=1", "--kill-on-bad-exit=0",
+      // A node that fails takes its own agent down, not the whole step (the other agents).
+      "--no-kill", "--quiet", "--job-name=chorus-agents", self_exe(), "agent", "--connect",
+      endpoint, "--keys", key_dir, "--timeout", timeout};
+  if (!node_logs.empty()) {
+    argv.push_back("--node-logs");
+    argv.push_back(node_logs);  // %n is expanded by each agent, with its own node name
+  }
+  return argv;
 }
 
 // Runs the agent step in its own process group, output to a file beside the key folder.
@@ -152,13 +160,7 @@ int launch_command(LaunchArgs a) {
   }
   auto grace = prepare_run(a, "chorus launch");
   if (!grace) return kExitBadInput;
-  Resources largest;
-  for (const auto& n : alloc->nodes) {
-    largest.cores = std::max(largest.cores, n.capacity.cores);
-    largest.memory_mb = std::max(largest.memory_mb, n.capacity.memory_mb);
-    largest.gpus = std::max(largest.gpus, n.capacity.gpus);
-  }
-  auto graph = load_workflow_for_cli(a.file, largest, "the largest node of this allocation");
+  auto graph = load_workflow_for_cli(a.file, alloc->nodes);
   if (!graph.ok()) {
     print_error(graph.status().message());
     return kExitBadInput;
@@ -179,15 +181,22 @@ int launch_command(LaunchArgs a) {
   options.nodes = alloc->nodes;
   options.executable_launcher = &srun;
   options.mpi_launcher = &mpi;
-  if (a.no_agents) return run_and_report(a, *grace, *graph, std::move(options), "chorus launch");
+  if (a.no_agents) {
+    if (!a.node_logs.empty()) {
+      print_error("--node-logs needs agents (it is where they keep task output); drop --no-agents");
+      return kExitBadInput;
+    }
+    return run_and_report(a, *grace, *graph, std::move(options), "chorus launch");
+  }
 
   AgentStep step(*grace);
   AgentStarter starter;
   for (const auto& n : alloc->nodes) starter.nodes.push_back(n.name);
   starter.listen = "tcp://" + allocation_interface(alloc->nodes) + ":*";
   starter.start = [&](const std::string& endpoint, const std::string& key_dir) {
-    return step.start(agent_step_argv(alloc->nodes.size(), endpoint, key_dir, a.agent_wait),
-                      key_dir + ".log");
+    return step.start(
+        agent_step_argv(alloc->nodes.size(), endpoint, key_dir, a.agent_wait, a.node_logs),
+        key_dir + ".log");
   };
   starter.watch = [&] { return step.check(); };
   starter.finish = [&] { step.finish(); };
@@ -206,6 +215,10 @@ void add_launch_command(CLI::App& app) {
   add_common_run_options(cmd, a);
   cmd->add_flag("--no-agents", a->no_agents,
                 "Run each executable task as its own srun step instead of on agents");
+  cmd->add_option("--node-logs", a->node_logs,
+                  "Agents keep task output on their node in DIR/<run id>/ (%n = node name, e.g. "
+                  "/tmp/slurm-tmp/%n/chorus); chorus logs fetches it while the run lives, failed "
+                  "tasks' output is collected into the run folder");
   cmd->callback([a, cmd] {
     note_resume(cmd, *a);
     int code = launch_command(*a);

@@ -1,4 +1,9 @@
 // chorus logs RUN TASK: a task's stdout (to stdout) and stderr (to stderr), latest attempt.
+// Output kept on an agent's node (chorus agent --node-logs) is fetched through the run's
+// coordinator while it lives; after the run only failed attempts' output is in the run folder
+// (collected), and for the rest this says on which node and where it stayed.
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -8,16 +13,67 @@
 #include "cli/journal_access.hpp"
 #include "cli/workflow_input.hpp"
 #include "core/text.hpp"
+#include "runtime/agent/log_fetch.hpp"
 #include "runtime/log_paths.hpp"
 
 namespace chorus::cli {
 namespace {
 
-void copy_file(const std::string& path, std::ostream& out) {
+bool copy_file(const std::string& path, std::ostream& out) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return;
+  if (!in) return false;
   out << in.rdbuf();
   out.flush();
+  return true;
+}
+
+std::string this_host() {
+  char host[256] = {};
+  return gethostname(host, sizeof host - 1) == 0 ? host : "";
+}
+
+// The node an attempt ran on, from its journaled `running` event ("" when not placed).
+std::string node_of(StateStore& store, const std::string& run, TaskId task, std::uint32_t attempt) {
+  auto events = store.events(run);
+  if (!events.ok()) return {};
+  for (const auto& e : *events) {
+    if (e.task == task && e.attempt == attempt && !e.node.empty()) return e.node;
+  }
+  return {};
+}
+
+// One stream of an attempt whose output its node kept. Returns false when it could not be shown.
+bool show_node_local(const RunInfo& run, const std::string& task, unsigned attempt,
+                     const std::string& stream, const std::string& node, const std::string& path,
+                     const std::string& control, std::ostream& out) {
+  const std::string what = "task '" + task + "' attempt " + std::to_string(attempt) + ": its " +
+                           stream + " stayed on node " + node + " in " + path;
+  if (effective_status(run) != RunStatus::running) {
+    bool elsewhere = run.status == RunStatus::running && run.host != this_host();
+    print_error(what + (elsewhere ? "; the run's coordinator runs on host " + run.host +
+                                        ": run chorus logs there to fetch it"
+                                  : "; the run has ended, so its agents are gone (only failed "
+                                    "attempts' output is collected into the run folder): read "
+                                    "it on " +
+                                        node));
+    return false;
+  }
+  if (control.empty()) {
+    print_error(what +
+                "; the run's coordinator has no control socket (its key folder path is "
+                "too long for a Unix socket), so chorus cannot fetch it");
+    return false;
+  }
+  Status s = fetch_node_file(control, node, path, [&](std::string_view piece) {
+    out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  });
+  out.flush();
+  if (s.ok()) return true;
+  // A stream the task never wrote to has no file: empty output, as for shared output.
+  if (s.code() == ErrorCode::not_found) return true;
+  print_error("cannot fetch the " + stream + " of task '" + task + "' attempt " +
+              std::to_string(attempt) + " from node " + node + ": " + s.message());
+  return false;
 }
 
 void add_logs_command(CLI::App& app) {
@@ -61,9 +117,25 @@ void add_logs_command(CLI::App& app) {
     std::string dir = run_log_dir(resolve_state_dir(a->state_dir), run->id);
     std::string out = log_path(dir, record->name, attempt, "out");
     std::string err = log_path(dir, record->name, attempt, "err");
-    // A stream the task never wrote to has no file: that is empty output, not an error.
-    if (!a->only_err) copy_file(out, std::cout);
-    if (!a->only_out) copy_file(err, std::cerr);
+    auto node_logs = read_node_logs(dir);
+    std::string node;
+    std::string node_dir;
+    if (node_logs.ok()) {
+      node = node_of(*store, run->id, record->task, attempt);
+      auto it = node_logs->node_dirs.find(node);
+      if (it != node_logs->node_dirs.end()) node_dir = it->second;
+    }
+    bool all_shown = true;
+    auto show = [&](const std::string& path, const std::string& stream, std::ostream& to) {
+      // The shared file wins: output written there, or a failed attempt's output collected.
+      if (copy_file(path, to) || node_dir.empty()) return;  // no file: empty output
+      std::string local = node_dir + path.substr(path.rfind('/'));
+      all_shown &= show_node_local(*run, record->name, attempt, stream, node, local,
+                                   node_logs->control_endpoint, to);
+    };
+    if (!a->only_err) show(out, "stdout", std::cout);
+    if (!a->only_out) show(err, "stderr", std::cerr);
+    if (!all_shown) throw CLI::RuntimeError(kExitError);
   });
 }
 

@@ -164,7 +164,11 @@ void AgentLauncher::on_message(const std::string& peer, const std::string& paylo
     return;
   }
   if (user == kControlUser) {
-    if (h.type == AgentMessage::control_fetch) on_control(peer, payload);
+    if (h.type == AgentMessage::control_fetch) {
+      on_control(peer, payload);
+    } else if (h.type == AgentMessage::hello) {
+      (void)socket_->send(peer, encode_refused("this key may not register an agent"));
+    }
     return;
   }
   if (h.type == AgentMessage::hello) {
