@@ -108,7 +108,7 @@ std::uint32_t VirtualFairQueue::flow_for(const TaskSpec& task) {
   if (anonymous && !free_flows_.empty()) {
     std::uint32_t id = free_flows_.back();
     free_flows_.pop_back();
-    flows_[id] = Flow{};
+    reset_flow(id);
     flows_[id].anonymous = true;
     return id;
   }
@@ -161,9 +161,19 @@ void VirtualFairQueue::recycle_if_anonymous(std::uint32_t flow) {
   if (!f.anonymous || f.state != FlowState::idle) return;
   if (f.tail_job != kNone && jobs_[f.tail_job].live > 0) return;
   std::uint32_t tail = f.tail_job;
-  f = Flow{};
+  reset_flow(flow);
   if (tail != kNone) release_job_if_done(tail);
   free_flows_.push_back(flow);
+}
+
+// A fresh flow in slot `flow`, keeping its heap's storage (no allocation per recycled flow).
+void VirtualFairQueue::reset_flow(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  if (f.published) --n_published_;
+  RunHeap<ReadyEntry> storage = std::move(f.ready);
+  storage.clear();
+  f = Flow{};
+  f.ready = std::move(storage);
 }
 
 // A flow's end moved (more work): active if ahead of V, else it lingers afresh.
@@ -191,23 +201,54 @@ void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
 void VirtualFairQueue::set_job_deadline(std::uint32_t job, double deadline) {
   Job& j = jobs_[job];
   j.deadline = deadline;
-  if (j.in_ready) ready_.push({deadline, j.seq, job});  // the old entry is stale now
+  if (!j.in_ready) return;
+  flows_[j.flow].ready.push({deadline, j.seq, job});  // the old entry is stale now
+  refresh_ready(j.flow);
 }
 
 void VirtualFairQueue::mark_ready(std::uint32_t job) {
   Job& j = jobs_[job];
   if (j.in_ready) return;
   j.in_ready = true;
-  ++n_ready_;
-  ready_.push({j.deadline, j.seq, job});
-  ready_.compact_if_bloated(n_ready_, [this](const ReadyEntry& e) { return ready_valid(e); });
+  Flow& f = flows_[j.flow];
+  ++f.n_ready;
+  f.ready.push({j.deadline, j.seq, job});
+  f.ready.compact_if_bloated(f.n_ready, [this](const ReadyEntry& e) { return ready_valid(e); });
+  refresh_ready(j.flow);
 }
 
 void VirtualFairQueue::unmark_ready(std::uint32_t job) {
   Job& j = jobs_[job];
   if (!j.in_ready) return;
   j.in_ready = false;  // its entries are stale now
-  --n_ready_;
+  --flows_[j.flow].n_ready;
+  refresh_ready(j.flow);
+}
+
+// Keeps the invariant next() relies on: a flow is published in ready_flows_ exactly when it has a
+// queued job, under the (deadline, seq) of its best one, and the top of its own heap is valid.
+void VirtualFairQueue::refresh_ready(std::uint32_t flow) {
+  Flow& f = flows_[flow];
+  f.ready.drop_stale_top([this](const ReadyEntry& e) { return ready_valid(e); });
+  if (f.ready.empty()) {
+    if (f.published) {
+      f.published = false;  // its entry in ready_flows_ is stale now
+      --n_published_;
+    }
+    return;
+  }
+  const ReadyEntry& top = f.ready.top();
+  if (f.published && top.deadline == f.best_deadline && top.seq == f.best_seq) return;
+  if (!f.published) {
+    f.published = true;
+    ++n_published_;
+  }
+  f.best_deadline = top.deadline;
+  f.best_seq = top.seq;
+  f.ready_gen = ++next_gen_;
+  ready_flows_.push({f.best_deadline, f.best_seq, f.ready_gen, flow});
+  ready_flows_.compact_if_bloated(n_published_,
+                                  [this](const FlowReadyEntry& e) { return flow_ready_valid(e); });
 }
 
 // A job with nothing queued that is no longer its flow's last can never be extended again.
@@ -388,18 +429,18 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
     capacity_ = cores;
   }
   advance(cluster.now);
-  while (!ready_.empty()) {
-    const ReadyEntry& top = ready_.top();
-    if (!ready_valid(top)) {
-      ready_.pop();
+  // The smallest (deadline, seq) over all queued jobs is the smallest over the flows' best jobs.
+  while (!ready_flows_.empty()) {
+    const FlowReadyEntry top = ready_flows_.top();
+    if (!flow_ready_valid(top)) {
+      ready_flows_.pop();
       continue;
     }
-    std::uint32_t job = top.job;
+    std::uint32_t job = flows_[top.flow].ready.top().job;
     Job& j = jobs_[job];
     while (!j.queued.empty() && job_of_task_[j.queued.front()] != job) j.queued.pop_front();
     if (!j.queued.empty()) return j.queued.front();
-    unmark_ready(job);
-    ready_.pop();
+    unmark_ready(job);  // republishes the flow (or withdraws it): `top` is stale now
   }
   return std::nullopt;
 }
