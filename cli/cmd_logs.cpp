@@ -42,35 +42,24 @@ std::string node_of(StateStore& store, const std::string& run, TaskId task, std:
   return {};
 }
 
-// One stream of an attempt whose output its node kept. Returns false when it could not be shown.
-bool show_node_local(const RunInfo& run, const std::string& task, unsigned attempt,
-                     const std::string& stream, const std::string& node, const std::string& path,
-                     const std::string& control, std::ostream& out) {
-  const std::string what = "task '" + task + "' attempt " + std::to_string(attempt) + ": its " +
-                           stream + " stayed on node " + node + " in " + path;
-  if (effective_status(run) != RunStatus::running) {
-    bool elsewhere = run.status == RunStatus::running && run.host != this_host();
-    print_error(what + (elsewhere ? "; the run's coordinator runs on host " + run.host +
-                                        ": run chorus logs there to fetch it"
-                                  : "; the run has ended, so its agents are gone (only failed "
-                                    "attempts' output is collected into the run folder): read "
-                                    "it on " +
-                                        node));
-    return false;
-  }
+// Fetches one stream of an attempt whose output its node kept, from the live run. Returns false
+// when it could not be shown.
+bool fetch_node_local(const std::string& task, unsigned attempt, const std::string& stream,
+                      const std::string& node, const std::string& path, const std::string& control,
+                      std::ostream& out) {
   if (control.empty()) {
-    print_error(what +
-                "; the run's coordinator has no control socket (its key folder path is "
-                "too long for a Unix socket), so chorus cannot fetch it");
+    print_error("task '" + task + "' attempt " + std::to_string(attempt) + ": its " + stream +
+                " stayed on node " + node + " in " + path +
+                "; the run's coordinator has no control socket (its key folder path is too long "
+                "for a Unix socket), so chorus cannot fetch it");
     return false;
   }
   Status s = fetch_node_file(control, node, path, [&](std::string_view piece) {
     out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
   });
   out.flush();
-  if (s.ok()) return true;
   // A stream the task never wrote to has no file: empty output, as for shared output.
-  if (s.code() == ErrorCode::not_found) return true;
+  if (s.ok() || s.code() == ErrorCode::not_found) return true;
   print_error("cannot fetch the " + stream + " of task '" + task + "' attempt " +
               std::to_string(attempt) + " from node " + node + ": " + s.message());
   return false;
@@ -125,16 +114,35 @@ void add_logs_command(CLI::App& app) {
       auto it = node_logs->node_dirs.find(node);
       if (it != node_logs->node_dirs.end()) node_dir = it->second;
     }
+    const bool live = effective_status(*run) == RunStatus::running;
     bool all_shown = true;
+    std::string stayed;  // files left on the node of an ended run
     auto show = [&](const std::string& path, const std::string& stream, std::ostream& to) {
       // The shared file wins: output written there, or a failed attempt's output collected.
       if (copy_file(path, to) || node_dir.empty()) return;  // no file: empty output
-      std::string local = node_dir + path.substr(path.rfind('/'));
-      all_shown &= show_node_local(*run, record->name, attempt, stream, node, local,
-                                   node_logs->control_endpoint, to);
+      std::string file = path.substr(path.rfind('/') + 1);
+      if (!live) {
+        stayed += (stayed.empty() ? "" : ", ") + file;
+        return;
+      }
+      all_shown &= fetch_node_local(record->name, attempt, stream, node, node_dir + "/" + file,
+                                    node_logs->control_endpoint, to);
     };
     if (!a->only_err) show(out, "stdout", std::cout);
     if (!a->only_out) show(err, "stderr", std::cerr);
+    if (!stayed.empty()) {
+      bool elsewhere = run->status == RunStatus::running && run->host != this_host();
+      print_error("task '" + record->name + "' attempt " + std::to_string(attempt) +
+                  ": its output stayed on node " + node + " in " + node_dir + "/ (" + stayed + ")" +
+                  (elsewhere
+                       ? "; the run's coordinator runs on host " + run->host +
+                             ": run chorus logs there to fetch it"
+                       : "; the run has ended, so its agents are gone and chorus cannot fetch it "
+                         "(only failed attempts' output is collected into the run folder): read "
+                         "it on " +
+                             node));
+      all_shown = false;
+    }
     if (!all_shown) throw CLI::RuntimeError(kExitError);
   });
 }
