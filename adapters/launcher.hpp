@@ -17,12 +17,23 @@
 
 namespace chorus {
 
+// Ranks of one MPI task on one node, when the task spans several nodes.
+struct NodeRanks {
+  std::string node;
+  int ranks = 0;
+
+  bool operator==(const NodeRanks&) const = default;
+};
+
 struct LaunchRequest {
   const TaskSpec* spec = nullptr;  // owned by the caller; valid until the final update is polled
   std::uint32_t attempt = 1;       // 1 for the first try
-  std::string node;                // where placement put it
-  std::string workdir;             // absolute; already resolved from run and task
-  std::string stdout_path;         // files the task's output goes to (created/truncated)
+  std::string node;                // where placement put it (the first node when it spans)
+  // Kind mpi placed across several nodes: each node and how many of the ranks run there, in
+  // rank order, summing to spec->ranks. Empty: every rank on `node`.
+  std::vector<NodeRanks> spread;
+  std::string workdir;      // absolute; already resolved from run and task
+  std::string stdout_path;  // files the task's output goes to (created/truncated)
   std::string stderr_path;
   KeyValues env;  // added on top of the launcher's environment and spec->env (CHORUS_* etc.)
 };

@@ -30,28 +30,34 @@ std::vector<NodeUse> node_use(StateStore& store, const RunInfo& run, const RunSt
   }
   auto events = store.events(run.id);
   if (!events.ok()) return nodes;
-  // Where each task's latest attempt was placed, and with how many cores.
-  std::map<TaskId, std::pair<std::size_t, int>> placed;
+  // Where each task's latest attempt was placed (several nodes for a spread MPI task), and with
+  // how many cores on each.
+  std::map<TaskId, std::vector<std::pair<std::size_t, int>>> placed;
   for (const auto& e : *events) {
     if (e.state == TaskState::running && !e.node.empty()) {
-      auto it = index.find(e.node);
-      if (it == index.end()) {
-        it = index.emplace(e.node, nodes.size()).first;
-        nodes.push_back({NodeInfo{e.node, {}}, {}, 0, 0, 0});
+      auto& where = placed[e.task];
+      where.clear();
+      for (auto& part : split_node_field(e.node, e.cores)) {
+        auto it = index.find(part.node);
+        if (it == index.end()) {
+          it = index.emplace(part.node, nodes.size()).first;
+          nodes.push_back({NodeInfo{part.node, {}}, {}, 0, 0, 0});
+        }
+        nodes[it->second].attempts += 1;
+        where.emplace_back(it->second, part.cores);
       }
-      nodes[it->second].attempts += 1;
-      placed[e.task] = {it->second, e.cores};
     } else if ((e.state == TaskState::failed || e.state == TaskState::timed_out) &&
                placed.count(e.task) != 0) {
-      nodes[placed[e.task].first].failed += 1;
+      for (const auto& [node, cores] : placed[e.task]) nodes[node].failed += 1;
     }
   }
   for (const auto& t : state.tasks) {
     auto it = placed.find(t.task);
     if (t.state != TaskState::running || it == placed.end()) continue;
-    NodeUse& n = nodes[it->second.first];
-    n.running.push_back(t.name);
-    n.busy_cores += it->second.second;
+    for (const auto& [node, cores] : it->second) {
+      nodes[node].running.push_back(t.name);
+      nodes[node].busy_cores += cores;
+    }
   }
   return nodes;
 }

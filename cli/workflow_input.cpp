@@ -17,13 +17,35 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversu
   return load_workflow_for_cli(path, largest, "this machine");
 }
 
+namespace {
+Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions options);
+}  // namespace
+
+Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
+                                            const std::vector<NodeInfo>& nodes) {
+  WorkflowLoadOptions options;
+  for (const auto& n : nodes) {
+    options.largest_node.cores = std::max(options.largest_node.cores, n.capacity.cores);
+    options.largest_node.memory_mb = std::max(options.largest_node.memory_mb, n.capacity.memory_mb);
+    options.largest_node.gpus = std::max(options.largest_node.gpus, n.capacity.gpus);
+    options.nodes.push_back(n.capacity);
+  }
+  options.machine_phrase = "the largest node of this allocation";
+  return load_with(path, std::move(options));
+}
+
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resources& largest_node,
                                             const std::string& machine_phrase) {
   WorkflowLoadOptions options;
-  std::error_code ec;
-  options.base_dir = std::filesystem::current_path(ec).string();
   options.largest_node = largest_node;
   options.machine_phrase = machine_phrase;
+  return load_with(path, std::move(options));
+}
+
+namespace {
+Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions options) {
+  std::error_code ec;
+  options.base_dir = std::filesystem::current_path(ec).string();
   auto graph = load_workflow_file(path, options);
   if (!graph.ok()) return graph;
   // Policy names are checked here, where the registry is known, and located in the file.
@@ -48,6 +70,7 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resou
   }
   return graph;
 }
+}  // namespace
 
 void print_error(const std::string& message) {
   // Diagnostics already start with "path:line:col:"; other messages get the program's name.

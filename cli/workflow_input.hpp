@@ -3,7 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "core/node_info.hpp"
 #include "core/workflow_graph.hpp"
 
 namespace chorus::cli {
@@ -12,6 +14,9 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversu
 // The same, judged against `largest_node` (named `machine_phrase` in messages) instead.
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resources& largest_node,
                                             const std::string& machine_phrase);
+// The same, judged against the nodes of an allocation (MPI tasks may spread over them).
+Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
+                                            const std::vector<NodeInfo>& nodes);
 
 // Prints an error to stderr as "chorus: <message>" (multi-line diagnostics stay as they are).
 void print_error(const std::string& message);

@@ -49,6 +49,8 @@ std::uint64_t spec_fingerprint(const TaskSpec& spec) {
   h.add(static_cast<std::uint64_t>(spec.ranks));
   h.add(static_cast<std::uint64_t>(spec.per_rank.cores));
   h.add(static_cast<std::uint64_t>(spec.per_rank.gpus));
+  // Only when set, so fingerprints journaled before the field existed still match.
+  if (spec.nodes != 0) h.add(static_cast<std::uint64_t>(spec.nodes));
   return h.value();
 }
 

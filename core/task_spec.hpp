@@ -51,6 +51,9 @@ struct TaskSpec {
       job;  // the job this task belongs to, for fair-share policies; empty = one job per task
   Resources per_rank{1, 0, 0};
   int ranks = 1;
+  // Kind mpi: how many nodes the ranks are spread over (block distribution, like srun -N). 0 = on
+  // one node when one has room, else across as few nodes as fit; 1 = never across nodes.
+  int nodes = 0;
   Command cmd;
   TaskFunction fn;
   KeyValues env;           // extra environment, on top of the coordinator's

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "runtime/log_paths.hpp"
+#include "runtime/mpi_spread.hpp"
 #include "runtime/services/service_supervisor.hpp"
 
 namespace chorus {
@@ -364,12 +365,20 @@ class Coordinator::Impl final : public TaskSubmitter {
           later = true;
         }
       }
+      MpiSpread spread;
+      if (spec.kind == TaskKind::mpi && (spec.nodes > 1 || (best < 0 && spec.nodes == 0))) {
+        spread = spread_mpi_task(spec, views_, placement_, probe_);
+        best = spread.fit == Fit::now ? spread.shares.front().node : -1;
+        later = spread.fit == Fit::later;
+      }
       if (best < 0) {
         // Not now: wait for resources to free up, unless only services hold them (they end only
         // when the work that needs them is done, so they never would).
         if (later && !only_ready_services_running()) return;
         queue_.remove(spec.id);
-        std::string why = later ? blocked_by_services_message(spec) : never_fits_message(spec);
+        std::string why = later                ? blocked_by_services_message(spec)
+                          : spread.why.empty() ? never_fits_message(spec)
+                                               : "can never run on these nodes: " + spread.why;
         finish(spec.id, TaskState::failed, -1, why, now);
         if (spec.kind == TaskKind::service) {
           service_failed(spec.service, "replica '" + spec.name + "' " + why, now);
@@ -383,8 +392,15 @@ class Coordinator::Impl final : public TaskSubmitter {
       r.node = best;
       r.started = now;
       ++placed_[slot];
-      views_[best].free -= spec.total();
-      views_[best].running += 1;
+      if (spread.shares.empty()) {
+        views_[best].free -= spec.total();
+        views_[best].running += 1;
+      } else {
+        for (const auto& share : spread.shares) {
+          views_[share.node].free -= spec.per_rank * share.ranks;
+          views_[share.node].running += 1;
+        }
+      }
       ++progress_.running;
       TaskEvent e;
       e.task = spec.id;
@@ -396,7 +412,12 @@ class Coordinator::Impl final : public TaskSubmitter {
       e.fingerprint = r.fingerprint;
       e.kind = spec.kind;
       e.cores = spec.total().cores;
-      e.node = nodes_[best].name;
+      if (spread.shares.empty()) {
+        e.node = nodes_[best].name;
+      } else {
+        e.node = spread_node_field(spread.shares, views_, spec);
+        spreads_[spec.id] = std::move(spread.shares);
+      }
       events_.push_back(std::move(e));
       to_launch_.push_back(spec.id);
     }
@@ -675,6 +696,15 @@ class Coordinator::Impl final : public TaskSubmitter {
     request_.spec = &spec;
     request_.attempt = r.attempt;
     request_.node = nodes_[static_cast<std::size_t>(r.node)].name;
+    request_.spread.clear();
+    if (spec.kind == TaskKind::mpi) {
+      if (auto it = spreads_.find(spec.id); it != spreads_.end()) {
+        for (const auto& share : it->second) {
+          request_.spread.push_back(
+              {nodes_[static_cast<std::size_t>(share.node)].name, share.ranks});
+        }
+      }
+    }
     if (spec.kind == TaskKind::function && spec.uses.empty()) return;
     request_.workdir = spec.workdir.empty() ? default_workdir_ : spec.workdir;
     request_.stdout_path = log_path(options_.log_dir, spec.name, r.attempt, "out");
@@ -692,8 +722,17 @@ class Coordinator::Impl final : public TaskSubmitter {
   void free_resources(TaskId id) {
     auto& r = rt_[id];
     if (r.node >= 0) {
-      views_[r.node].free += spec_at(id).total();
-      views_[r.node].running -= 1;
+      auto spread = spreads_.find(id);
+      if (spread == spreads_.end()) {
+        views_[r.node].free += spec_at(id).total();
+        views_[r.node].running -= 1;
+      } else {
+        for (const auto& share : spread->second) {
+          views_[share.node].free += spec_at(id).per_rank * share.ranks;
+          views_[share.node].running -= 1;
+        }
+        spreads_.erase(spread);
+      }
       r.node = -1;
       --progress_.running;
     }
@@ -1028,6 +1067,9 @@ class Coordinator::Impl final : public TaskSubmitter {
   std::vector<pollfd> fds_;
   std::vector<FailedTask> failures_;
   LaunchRequest request_;
+  // MPI tasks running across several nodes (rare: the map stays small).
+  std::unordered_map<TaskId, std::vector<RankShare>> spreads_;
+  TaskSpec probe_;                             // scratch for spread_mpi_task
   std::array<std::size_t, 4> slot_of_kind_{};  // first kind index served by the same launcher
   std::array<std::size_t, 4> placed_{};        // placed this round, per slot, not yet launched
   Progress progress_;

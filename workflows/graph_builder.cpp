@@ -1,6 +1,7 @@
 #include "workflows/graph_builder.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "core/text.hpp"
@@ -157,7 +158,9 @@ void GraphBuilder::check_fits(const TaskTemplate& t) {
                            t.name + "' can never run here: needs ";
   const std::string& machine = limits_.machine_phrase;
   const std::int64_t cores = static_cast<std::int64_t>(t.per_rank.cores) * t.ranks;
-  if (t.ranks > 1 && cores > node.cores) {
+  if (t.kind == TaskKind::mpi && t.nodes != 1 && limits_.nodes.size() > 1) {
+    check_spread_fits(t);
+  } else if (t.ranks > 1 && cores > node.cores) {
     diags_.add(t.ranks_pos.known() ? t.ranks_pos : t.pos,
                head + std::to_string(t.ranks) + " ranks x " +
                    plural(t.per_rank.cores, "core", "cores") + " = " + std::to_string(cores) +
@@ -176,6 +179,47 @@ void GraphBuilder::check_fits(const TaskTemplate& t) {
     diags_.add(t.gpus_pos.known() ? t.gpus_pos : t.pos,
                head + plural(t.per_rank.gpus, "GPU", "GPUs") + ", " + machine + " has " +
                    std::to_string(node.gpus));
+  }
+}
+
+void GraphBuilder::check_spread_fits(const TaskTemplate& t) {
+  std::vector<std::int64_t> fits;  // ranks each node can hold, fullest first
+  for (const Resources& n : limits_.nodes) {
+    std::int64_t k = t.ranks;
+    if (t.per_rank.cores > 0) k = std::min<std::int64_t>(k, n.cores / t.per_rank.cores);
+    if (t.per_rank.memory_mb > 0 && n.memory_mb > 0)
+      k = std::min<std::int64_t>(k, n.memory_mb / t.per_rank.memory_mb);
+    if (t.per_rank.gpus > 0) k = std::min<std::int64_t>(k, n.gpus / t.per_rank.gpus);
+    fits.push_back(k);
+  }
+  std::sort(fits.begin(), fits.end(), std::greater<>());
+  const std::string head = "task '" + t.name + "' can never run in this allocation: needs ";
+  const std::string size = std::to_string(t.ranks) + " ranks x " + to_string(t.per_rank);
+  if (t.nodes > 1) {
+    if (static_cast<std::size_t>(t.nodes) > fits.size()) {
+      diags_.add(t.nodes_pos,
+                 head + std::to_string(t.nodes) + " nodes, has " + std::to_string(fits.size()));
+      return;
+    }
+    const std::int64_t most = (t.ranks + t.nodes - 1) / t.nodes;
+    const std::int64_t base = t.ranks / t.nodes;
+    for (int j = 0; j < t.nodes; ++j) {
+      const std::int64_t want = j < t.ranks % t.nodes ? base + 1 : base;
+      if (fits[static_cast<std::size_t>(j)] < want) {
+        diags_.add(t.nodes_pos, head + size + " on " + std::to_string(t.nodes) + " nodes (" +
+                                    std::to_string(most) + " ranks on the fullest), and only " +
+                                    std::to_string(j) + " of its nodes have that room");
+        return;
+      }
+    }
+    return;
+  }
+  std::int64_t total = 0;
+  for (auto k : fits) total += k;
+  if (total < t.ranks) {
+    diags_.add(t.ranks_pos.known() ? t.ranks_pos : t.pos,
+               head + size + ", its " + std::to_string(fits.size()) + " nodes hold " +
+                   std::to_string(total) + " such ranks");
   }
 }
 

@@ -27,6 +27,7 @@ struct GraphLimits {
   std::uint64_t max_edges = 20'000'000;
   Resources largest_node;  // cores == 0: unknown, nothing is checked; memory_mb == 0: unchecked
   std::string machine_phrase = "this machine";
+  std::vector<Resources> nodes;  // every node's capacity, when known: MPI tasks may spread
 };
 
 class GraphBuilder {
@@ -61,6 +62,8 @@ class GraphBuilder {
   void check_services();
   void check_placeholders(const TaskTemplate& t);
   void check_fits(const TaskTemplate& t);
+  // check_fits for an MPI task that may spread over limits_.nodes.
+  void check_spread_fits(const TaskTemplate& t);
   // "task 'a'" or "repeat group 'c'" (a gate) for messages about template `i`.
   std::string describe(std::size_t i) const;
   // Resolves `ref` written in template `from`; reports and returns nullopt when unknown or not

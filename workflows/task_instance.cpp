@@ -30,6 +30,7 @@ Status instantiate_task(const TaskTemplate& t, const KeyValues& vars, const std:
   spec.job = t.job;
   spec.per_rank = t.per_rank;
   spec.ranks = t.ranks;
+  spec.nodes = t.nodes;
   if (!t.shell) {
     spec.cmd.argv.reserve(t.argv.size());
     for (const auto& a : t.argv) spec.cmd.argv.push_back(sub(a));

@@ -27,7 +27,8 @@ const KeyChecker& task_keys() {
       {"name",           "command",       "shell",       "after",    "foreach", "cores",
        "memory",         "gpus",          "env",         "workdir",  "retries", "timeout",
        "outputs",        "inputs",        "description", "estimate", "kind",    "ranks",
-       "cores_per_rank", "gpus_per_rank", "user",        "uses",     "job",     "partition"},
+       "cores_per_rank", "gpus_per_rank", "user",        "uses",     "job",     "partition",
+       "nodes"},
       {},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}});
@@ -39,7 +40,7 @@ const KeyChecker& defaults_keys() {
     std::vector<std::pair<std::string, std::string>> misplaced;
     for (const char* k :
          {"name", "command", "after", "foreach", "outputs", "inputs", "description", "estimate",
-          "kind", "ranks", "cores_per_rank", "gpus_per_rank", "job", "partition"}) {
+          "kind", "ranks", "cores_per_rank", "gpus_per_rank", "nodes", "job", "partition"}) {
       misplaced.emplace_back(k, "'" + std::string(k) + "' cannot be set in defaults (defaults " +
                                     "may hold " + join(kDefaultsKeys) + ")");
     }
@@ -539,6 +540,9 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
       } else {
         t.ranks_pos = e.value_pos;
       }
+    } else if (e.key == "nodes") {
+      if (auto v = read_integer(e, label, 1, kMaxCount, diags)) t.nodes = static_cast<int>(*v);
+      t.nodes_pos = e.value_pos;
     } else if (e.key == "cores_per_rank") {
       if (auto v = read_integer(e, label, 1, kMaxCount, diags)) {
         t.per_rank.cores = static_cast<int>(*v);
@@ -571,12 +575,16 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
     }
   }
   if (t.kind != TaskKind::mpi) {
-    for (const char* k : {"ranks", "cores_per_rank", "gpus_per_rank"}) {
+    for (const char* k : {"ranks", "cores_per_rank", "gpus_per_rank", "nodes"}) {
       if (const MapEntry* e = find_entry(entries, k)) {
         diags.add(e->key_pos, "'" + std::string(k) + "' " + where +
                                   " needs 'kind: mpi' (only MPI tasks have ranks)");
       }
     }
+  } else if (t.nodes > t.ranks) {
+    diags.add(t.nodes_pos, "'nodes: " + std::to_string(t.nodes) + "' " + where +
+                               " is more than its " + std::to_string(t.ranks) +
+                               " ranks: every node needs at least one rank");
   }
   if (partition)
     ok = apply_partition(*partition, find_entry(entries, "estimate"), where, t, diags) && ok;

@@ -53,6 +53,8 @@ struct TaskTemplate {
   Position job_weight_pos;
   int ranks = 1;  // MPI processes (kind: mpi); per_rank holds each one's resources
   Position ranks_pos;
+  int nodes = 0;  // kind mpi: spread over exactly this many nodes (0: placement decides)
+  Position nodes_pos;
   Resources per_rank{1, 0, 0};
   Position cores_pos, memory_pos, gpus_pos;
   int retries = 0;

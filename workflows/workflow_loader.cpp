@@ -351,6 +351,7 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
   limits.max_tasks = kMaxWorkflowTasks;
   limits.largest_node = options.largest_node;
   limits.machine_phrase = options.machine_phrase;
+  limits.nodes = options.nodes;
   return GraphBuilder(std::move(templates), std::move(services), std::move(groups),
                       std::move(limits), diags)
       .build(graph);

@@ -26,6 +26,9 @@ struct WorkflowLoadOptions {
   Resources largest_node;  // tasks needing more than this "can never run here"; cores == 0 =
                            // unknown (nothing is checked), memory_mb == 0 = memory unchecked
   std::string machine_phrase = "this machine";  // used in that message
+  // Every node's capacity when the nodes are known (an allocation): MPI tasks may spread over
+  // them, so they "can never run in this allocation" only when all of them together lack room.
+  std::vector<Resources> nodes;
 };
 
 // Reads, validates and expands a workflow file. On error the Status (invalid_argument) message

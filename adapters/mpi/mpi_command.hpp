@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/launcher.hpp"
 #include "core/task_spec.hpp"
 
 namespace chorus {
@@ -13,8 +14,10 @@ class MpiCommand {
  public:
   virtual ~MpiCommand() = default;
   // The argv that starts spec.ranks processes of spec's command (argv, or /bin/sh -c for a
-  // shell string), each given spec.per_rank.cores cores, on `node` (the node placement chose).
-  virtual std::vector<std::string> argv(const TaskSpec& spec, const std::string& node) const = 0;
+  // shell string), each given spec.per_rank.cores cores, where placement put them: `where` lists
+  // the nodes in rank order with their rank counts (one entry when the task fits on one node).
+  virtual std::vector<std::string> argv(const TaskSpec& spec,
+                                        const std::vector<NodeRanks>& where) const = 0;
   // Environment the starter needs (added to the task's own).
   virtual KeyValues env() const = 0;
 };
@@ -26,8 +29,10 @@ class MpiCommand {
 class MpirunCommand final : public MpiCommand {
  public:
   explicit MpirunCommand(std::string mpirun = "mpirun", std::vector<std::string> extra_args = {});
-  // `node` is this machine: mpirun starts every rank here.
-  std::vector<std::string> argv(const TaskSpec& spec, const std::string& node) const override;
+  // One node: every rank here (it is this machine). Several: --host a:4,b:4 (mpirun reaches the
+  // other hosts through its own launcher, ssh by default).
+  std::vector<std::string> argv(const TaskSpec& spec,
+                                const std::vector<NodeRanks>& where) const override;
   KeyValues env() const override;
 
  private:
@@ -39,14 +44,16 @@ class MpirunCommand final : public MpiCommand {
 
 namespace chorus {
 
-// srun --mpi=pmix inside a Slurm allocation: all ranks of the task on ONE node, the one placement
-// chose. env() carries Open MPI's settings for virtual Slurm nodes sharing one host (TCP over
-// loopback only: the shared-memory transport collides across them).
+// srun --mpi=pmix inside a Slurm allocation, on exactly the nodes and rank counts placement chose
+// (several nodes: --distribution=arbitrary with the node list repeated once per rank). env()
+// carries Open MPI's settings for virtual Slurm nodes sharing one host (TCP over loopback only: the
+// shared-memory transport collides across them).
 class SrunMpiCommand final : public MpiCommand {
  public:
   explicit SrunMpiCommand(std::string srun = "srun");
-  // srun --mpi=pmix --nodes=1 --ntasks=R --cpus-per-task=C --nodelist=NODE ... <command>
-  std::vector<std::string> argv(const TaskSpec& spec, const std::string& node) const override;
+  // srun --mpi=pmix --nodes=K --ntasks=R --cpus-per-task=C --nodelist=... <command>
+  std::vector<std::string> argv(const TaskSpec& spec,
+                                const std::vector<NodeRanks>& where) const override;
   KeyValues env() const override;
 
  private:

@@ -18,7 +18,16 @@ Result<TaskSpec> MpiLauncher::rewrite(const LaunchRequest& request) const {
   }
   TaskSpec starter = spec;
   starter.kind = TaskKind::executable;
-  starter.cmd.argv = command_->argv(spec, request.node);
+  int spread_ranks = 0;
+  for (const auto& w : request.spread) spread_ranks += w.ranks;
+  if (!request.spread.empty() && spread_ranks != spec.ranks) {
+    return invalid_argument("task '" + spec.name + "' was placed with " +
+                            std::to_string(spread_ranks) + " ranks across nodes but has " +
+                            std::to_string(spec.ranks));
+  }
+  starter.cmd.argv = request.spread.empty()
+                         ? command_->argv(spec, {NodeRanks{request.node, spec.ranks}})
+                         : command_->argv(spec, request.spread);
   starter.cmd.shell.clear();
   for (auto& kv : command_->env()) starter.env.push_back(std::move(kv));
   return starter;

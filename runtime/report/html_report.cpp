@@ -326,8 +326,19 @@ std::vector<ReportAttempt> collect_attempts(std::span<const EventRecord> events,
     for (const auto& e : events) end_time = std::max(end_time, e.time);
   }
   std::vector<ReportAttempt> out;
-  std::unordered_map<std::uint64_t, std::size_t> open;  // (task, attempt) -> index in out
-  std::unordered_map<TaskId, std::size_t> open_of_task;
+  // An attempt is one entry of `out` per node it holds (an MPI task spread over nodes has several,
+  // back to back): (first index, count).
+  using Pieces = std::pair<std::size_t, std::size_t>;
+  std::unordered_map<std::uint64_t, Pieces> open;  // (task, attempt) -> its pieces
+  std::unordered_map<TaskId, Pieces> open_of_task;
+  auto close = [&](Pieces p, double time, TaskState state, const std::string* detail) {
+    for (std::size_t i = p.first; i < p.first + p.second; ++i) {
+      out[i].end = std::max(out[i].start, time);
+      if (detail == nullptr) continue;
+      out[i].state = state;
+      out[i].detail = *detail;
+    }
+  };
   for (const auto& e : events) {
     if (e.state == TaskState::running) {
       // A second 'running' event of the same attempt is a service passing its readiness probe.
@@ -335,29 +346,30 @@ std::vector<ReportAttempt> collect_attempts(std::span<const EventRecord> events,
       // A new attempt while an older one has no end: the coordinator that ran it was killed, so
       // its true end is unknown; it cannot have outlived the journal's next start of this task.
       if (auto it = open_of_task.find(e.task); it != open_of_task.end()) {
-        ReportAttempt& stale = out[it->second];
-        stale.end = std::max(stale.start, e.time);
-        open.erase(attempt_key(stale.task, stale.attempt));
+        close(it->second, e.time, TaskState::running, nullptr);
+        open.erase(attempt_key(e.task, out[it->second.first].attempt));
       }
-      ReportAttempt& a = out.emplace_back();
-      a.task = e.task;
-      a.name = e.name;
-      a.attempt = e.attempt;
-      a.kind = e.kind;
-      a.cores = std::max(0, e.cores);
-      a.node = e.node;
-      a.start = e.time;
-      a.end = std::max(e.time, end_time);
-      a.state = TaskState::running;
-      open[attempt_key(e.task, e.attempt)] = out.size() - 1;
-      open_of_task[e.task] = out.size() - 1;
+      auto where = split_node_field(e.node, std::max(0, e.cores));
+      if (where.empty()) where.push_back({std::string(), std::max(0, e.cores)});
+      const Pieces pieces{out.size(), where.size()};
+      for (auto& w : where) {
+        ReportAttempt& a = out.emplace_back();
+        a.task = e.task;
+        a.name = e.name;
+        a.attempt = e.attempt;
+        a.kind = e.kind;
+        a.cores = std::max(0, w.cores);
+        a.node = std::move(w.node);
+        a.start = e.time;
+        a.end = std::max(e.time, end_time);
+        a.state = TaskState::running;
+      }
+      open[attempt_key(e.task, e.attempt)] = pieces;
+      open_of_task[e.task] = pieces;
     } else if (is_terminal(e.state)) {
       auto it = open.find(attempt_key(e.task, e.attempt));
       if (it == open.end()) continue;
-      ReportAttempt& a = out[it->second];
-      a.end = std::max(a.start, e.time);
-      a.state = e.state;
-      a.detail = e.detail;
+      close(it->second, e.time, e.state, &e.detail);
       open.erase(it);
       open_of_task.erase(e.task);
     }

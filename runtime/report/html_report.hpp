@@ -52,7 +52,8 @@ struct ReportLayout {
 
 // Pairs running events with their attempt's terminal event. Attempts without a terminal event end
 // at `end_time`. Terminal events without a running event (a task cancelled before it started) are
-// not attempts and are skipped.
+// not attempts and are skipped. An MPI attempt spread over several nodes gives one entry per node
+// (with the cores it held there), consecutive in the result.
 std::vector<ReportAttempt> collect_attempts(std::span<const EventRecord> events, double end_time);
 
 // Greedy interval packing, in start order (ties: the order given): each attempt takes the lowest

@@ -54,8 +54,10 @@ struct TaskEvent {
   std::uint64_t fingerprint = 0;
   std::string detail;  // failure message, ...; usually empty
   TaskKind kind = TaskKind::executable;
-  int cores = 0;          // the attempt's total cores (ranks x cores per rank); 0 = none
-  std::string_view node;  // name of the node it runs on; empty when not placed
+  int cores = 0;  // the attempt's total cores (ranks x cores per rank); 0 = none
+  // Name of the node it runs on; empty when not placed. An MPI task spread over several nodes:
+  // "n1:8,n2:4", each node with the cores held there (split_node_field reads both forms).
+  std::string_view node;
 };
 
 // A journaled event as read back.
@@ -75,6 +77,14 @@ struct EventRecord {
   int cores = 0;
   std::string node;
 };
+
+// The nodes of an event's `node` field with the cores held on each: "n1" -> {n1, cores};
+// "n1:8,n2:4" -> {n1, 8}, {n2, 4}. Empty field: nothing.
+struct NodeCores {
+  std::string node;
+  int cores = 0;
+};
+std::vector<NodeCores> split_node_field(std::string_view field, int cores);
 
 // The last known state of one task, folded from its events.
 struct TaskRecord {

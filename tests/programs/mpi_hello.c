@@ -1,5 +1,6 @@
-/* mpi_hello [fail-rank R]: each rank prints "rank R of S on HOST"; with fail-rank, rank R writes
- * to stderr and exits 3 (to test how a failing rank fails the task). */
+/* mpi_hello [fail-rank R]: each rank prints "rank R of S sum X" (plus "node N" under Slurm);
+ * with fail-rank, rank R writes to stderr and exits 3 (to test how a failing rank fails the
+ * task). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,13 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int sum = 0;
   MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  printf("rank %d of %d sum %d\n", rank, size, sum);
+  /* Under Slurm, the virtual node the rank runs on (they share one hostname here). */
+  const char* node = getenv("SLURMD_NODENAME");
+  if (node != NULL) {
+    printf("rank %d of %d sum %d node %s\n", rank, size, sum, node);
+  } else {
+    printf("rank %d of %d sum %d\n", rank, size, sum);
+  }
   fflush(stdout);
   if (argc > 2 && strcmp(argv[1], "fail-rank") == 0 && rank == atoi(argv[2])) {
     fprintf(stderr, "rank %d: simulated failure\n", rank);

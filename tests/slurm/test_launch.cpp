@@ -131,7 +131,27 @@ TEST_CASE("Slurm.Launch.StepCommandsNameTheNodeAndCores") {
                                     "--ntasks=2",   "--cpus-per-task=1", "--nodelist=n2",
                                     "--exclusive",  "--quiet",           "--kill-on-bad-exit=1",
                                     "--job-name=t", "./hello",           "a b"};
-  CHECK(mpi.argv(spec, "n2") == mpi_want);
+  CHECK(mpi.argv(spec, {{"n2", 2}}) == mpi_want);
+
+  // Across nodes: the node list names each rank's node, in rank order, for Slurm's arbitrary
+  // distribution; --mem is per node, so the fullest node's share.
+  spec.ranks = 5;
+  spec.per_rank.memory_mb = 100;
+  std::vector<std::string> spread_want{"srun",
+                                       "--mpi=pmix",
+                                       "--nodes=2",
+                                       "--ntasks=5",
+                                       "--cpus-per-task=1",
+                                       "--nodelist=n2,n2,n2,n4,n4",
+                                       "--distribution=arbitrary",
+                                       "--exclusive",
+                                       "--quiet",
+                                       "--kill-on-bad-exit=1",
+                                       "--job-name=t",
+                                       "--mem=300M",
+                                       "./hello",
+                                       "a b"};
+  CHECK(mpi.argv(spec, {{"n2", 3}, {"n4", 2}}) == spread_want);
   bool lo_only = false;
   for (const auto& [k, v] : mpi.env()) lo_only |= k == "OMPI_MCA_btl_tcp_if_include" && v == "lo";
   CHECK(lo_only);
