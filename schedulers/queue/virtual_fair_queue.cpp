@@ -320,19 +320,12 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
       std::uint32_t job = it->second;
       Flow& flow = flows_[f];
       Job& j = jobs_[job];
-      auto pos = flow.chain.find(ChainKey{j.ud, j.seq, job});
-      auto from = pos == flow.chain.begin() ? flow.chain.end() : std::prev(pos);
-      std::uint32_t before = from == flow.chain.end() ? kNone : from->job;
+      std::size_t pos = flow.chain.find(ChainKey{j.ud, j.seq, job});
       flow.chain.erase(pos);
       j.work += work;
       j.ud += work / j.weight;
-      flow.chain.insert(ChainKey{j.ud, j.seq, job});
-      // Deadlines change from the job's old place on.
-      auto at =
-          before == kNone
-              ? flow.chain.begin()
-              : std::next(flow.chain.find(ChainKey{jobs_[before].ud, jobs_[before].seq, before}));
-      rechain_from(f, at);
+      flow.chain.insert(ChainKey{j.ud, j.seq, job});  // at pos or later: it only moves back
+      rechain_from(f, pos);  // deadlines change from the job's old place on
       return job;
     }
   }
@@ -360,7 +353,7 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
   j.in_chain = true;
   flow.chain_weight += j.weight;
   flow.tail_job = kNone;
-  auto at = flow.chain.insert(ChainKey{j.ud, j.seq, job}).first;
+  std::size_t at = flow.chain.insert(ChainKey{j.ud, j.seq, job});
   rechain_from(f, at);
   if (old_tail != kNone) release_job_if_done(old_tail);
   return job;
@@ -378,8 +371,8 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
   double service = flow.weight * std::max(0.0, v_ - flow.served_v);
   flow.served_v = std::max(flow.served_v, v_);
   while (!flow.chain.empty()) {
-    auto first = flow.chain.begin();
-    Job& j = jobs_[first->job];
+    std::uint32_t job = flow.chain[flow.chain.begin()].job;
+    Job& j = jobs_[job];
     double need = (j.ud - flow.u) * flow.chain_weight;
     if (need > service) {
       flow.u += service / flow.chain_weight;
@@ -389,8 +382,7 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
     flow.u = j.ud;
     flow.base += j.work / flow.weight;
     flow.chain_weight -= j.weight;
-    std::uint32_t job = first->job;
-    flow.chain.erase(first);
+    flow.chain.pop_front();
     j.in_chain = false;
     release_job_if_done(job);
   }
@@ -402,22 +394,22 @@ void VirtualFairQueue::clear_chain(std::uint32_t f) {
   if (flow.chain.empty()) return;
   flow.base = flow.end;
   flow.chain_weight = 0;
-  std::set<ChainKey> done;
-  done.swap(flow.chain);
-  for (const ChainKey& k : done) {
-    jobs_[k.job].in_chain = false;
-    release_job_if_done(k.job);
+  for (std::size_t i = flow.chain.begin(); i < flow.chain.end(); ++i) {
+    std::uint32_t job = flow.chain[i].job;
+    jobs_[job].in_chain = false;
+    release_job_if_done(job);  // leaves the chain alone
   }
+  flow.chain.clear();
 }
 
-// Deadlines from `it` to the end of the chain follow each other from the one before `it`.
-void VirtualFairQueue::rechain_from(std::uint32_t f, std::set<ChainKey>::iterator it) {
+// Deadlines from position `from` to the end of the chain follow each other from the one before.
+void VirtualFairQueue::rechain_from(std::uint32_t f, std::size_t from) {
   Flow& flow = flows_[f];
-  double d = it == flow.chain.begin() ? flow.base : jobs_[std::prev(it)->job].deadline;
-  if (it == flow.chain.end() && !flow.chain.empty()) d = jobs_[flow.chain.rbegin()->job].deadline;
-  for (; it != flow.chain.end(); ++it) {
-    d += jobs_[it->job].work / flow.weight;
-    set_job_deadline(it->job, d);
+  double d = from == flow.chain.begin() ? flow.base : jobs_[flow.chain[from - 1].job].deadline;
+  for (std::size_t i = from; i < flow.chain.end(); ++i) {
+    std::uint32_t job = flow.chain[i].job;
+    d += jobs_[job].work / flow.weight;
+    set_job_deadline(job, d);
   }
   set_flow_end(f, d);
 }

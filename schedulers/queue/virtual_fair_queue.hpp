@@ -49,7 +49,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -198,6 +197,45 @@ class VirtualFairQueue : public QueuePolicy {
     std::uint32_t job;
     bool operator<(const ChainKey& o) const { return ud != o.ud ? ud < o.ud : seq < o.seq; }
   };
+  // A user's unfinished jobs in its own fair-queuing system, by ChainKey: a sorted vector whose
+  // jobs leave from a moving head. Inserting at position p moves the entries after p, which
+  // rechain_from walks anyway; no allocation per job, and positions are plain indices (valid
+  // until the next insert, erase or pop_front).
+  class Chain {
+   public:
+    bool empty() const { return head_ == v_.size(); }
+    std::size_t begin() const { return head_; }
+    std::size_t end() const { return v_.size(); }
+    const ChainKey& operator[](std::size_t i) const { return v_[i]; }
+    std::size_t insert(const ChainKey& k) {
+      auto at = std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_), v_.end(), k);
+      auto i = at - v_.begin();  // before the insert, which may reallocate
+      v_.insert(at, k);
+      return static_cast<std::size_t>(i);
+    }
+    // `k` must be in the chain.
+    std::size_t find(const ChainKey& k) const {
+      auto at = std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_), v_.end(), k);
+      return static_cast<std::size_t>(at - v_.begin());
+    }
+    void erase(std::size_t i) { v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(i)); }
+    void pop_front() {
+      if (++head_ == v_.size()) {
+        clear();
+      } else if (head_ >= 1024 && 2 * head_ >= v_.size()) {
+        v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+    void clear() {
+      v_.clear();
+      head_ = 0;
+    }
+
+   private:
+    std::vector<ChainKey> v_;
+    std::size_t head_ = 0;
+  };
   struct Flow {
     double weight = 1;
     double start = 0;         // S: virtual start of the flow's current busy period
@@ -208,11 +246,11 @@ class VirtualFairQueue : public QueuePolicy {
     bool anonymous = false;  // a cfq task without a job: recycled once idle and drained
     std::uint32_t tail_job = kNone;  // cfq: the last job in its chain
     // uwfq, the user's own fair-queuing system over its jobs (see on_ready_user):
-    std::set<ChainKey> chain;  // jobs not yet finished there, by user-virtual deadline
-    double u = 0;              // user-virtual time
-    double chain_weight = 0;   // Σ w_j over `chain`
-    double base = 0;           // S plus the work of chain jobs finished there, over w_u
-    double served_v = 0;       // V up to which the user's system has been advanced
+    Chain chain;              // jobs not yet finished there, by user-virtual deadline
+    double u = 0;             // user-virtual time
+    double chain_weight = 0;  // Σ w_j over `chain`
+    double base = 0;          // S plus the work of chain jobs finished there, over w_u
+    double served_v = 0;      // V up to which the user's system has been advanced
     // The flow's queued jobs by (deadline, seq); its top, when there is one, is published in
     // ready_flows_ under ready_gen (see refresh_ready).
     RunHeap<ReadyEntry> ready;
@@ -267,7 +305,7 @@ class VirtualFairQueue : public QueuePolicy {
   std::uint32_t on_ready_user(const TaskSpec& task, std::uint32_t flow, double work);
   void advance_chain(std::uint32_t flow);
   void clear_chain(std::uint32_t flow);
-  void rechain_from(std::uint32_t flow, std::set<ChainKey>::iterator it);
+  void rechain_from(std::uint32_t flow, std::size_t from);
 
   FlowKind kind_;
   FairQueueOptions options_;
