@@ -128,6 +128,23 @@ TEST_CASE("Runtime.HtmlReport.AttemptLeftOpenByAKilledCoordinatorEndsAtTheNextSt
   CHECK(attempts[1].end == 31);
 }
 
+TEST_CASE("Runtime.HtmlReport.SpreadMpiAttemptIsDrawnOnEachOfItsNodes") {
+  const std::vector<EventRecord> events = {
+      ev(0, "wide", TaskState::running, 10, 1, 6, "n1:4,n3:2", TaskKind::mpi),
+      ev(0, "wide", TaskState::failed, 12, 1),
+  };
+  auto attempts = collect_attempts(events, 50);
+  REQUIRE(attempts.size() == 2);
+  CHECK(attempts[0].node == "n1");
+  CHECK(attempts[0].cores == 4);
+  CHECK(attempts[1].node == "n3");
+  CHECK(attempts[1].cores == 2);
+  for (const auto& a : attempts) {
+    CHECK(a.state == TaskState::failed);
+    CHECK(a.end == 12);
+  }
+}
+
 TEST_CASE("Runtime.HtmlReport.PacksAttemptsIntoLowestConsecutiveFreeLanes") {
   std::vector<ReportAttempt> attempts = {
       att(0, 0, 10, 2),   // lanes 0-1
