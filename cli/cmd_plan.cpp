@@ -85,6 +85,8 @@ void add_plan_command(CLI::App& app) {
     std::string time_limit = "120s";
     bool json = false;
     bool no_reclaim = false;
+    bool no_refine = false;
+    std::size_t refine_levels = PlanOptions{}.refine_levels;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("file", a->file, "Workflow: YAML, or a WfCommons instance (.json)")->required();
@@ -96,8 +98,14 @@ void add_plan_command(CLI::App& app) {
                   "Deadline (30m, 812, ...; default: critical path at the mean speed)");
   cmd->add_option("--time-limit", a->time_limit, "Limit for each CBC solve")->default_str("120s");
   cmd->add_flag("--json", a->json, "Print one JSON object");
-  cmd->add_flag("--no-reclaim", a->no_reclaim,
-                "SPWD: skip slack reclamation after the merge (the paper's algorithm exactly)");
+  cmd->add_flag("--no-reclaim", a->no_reclaim, "SPWD: skip slack reclamation after the merge");
+  cmd->add_option("--refine-levels", a->refine_levels,
+                  "SPWD refinement: deadlines each piece is solved at (2 or more)")
+      ->default_val(PlanOptions{}.refine_levels)
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1000}));
+  cmd->add_flag("--no-refine", a->no_refine,
+                "SPWD: skip the deadline refinement (with --no-reclaim: the paper's algorithm "
+                "exactly)");
   cmd->callback([a] {
     auto fail = [](const Status& s) {
       print_error(s.message());
@@ -120,6 +128,8 @@ void add_plan_command(CLI::App& app) {
     if (!limit.ok()) fail(invalid_argument("--time-limit: " + limit.status().message()));
     opt.time_limit_s = std::chrono::duration<double>(*limit).count();
     opt.reclaim_slack = !a->no_reclaim;
+    opt.refine_deadlines = !a->no_refine;
+    opt.refine_levels = a->refine_levels;
     auto planner = make_planner(a->planner, opt);
     if (!planner.ok()) fail(planner.status());
 
@@ -165,6 +175,12 @@ void add_plan_command(CLI::App& app) {
         stats["infeasible_pieces"] = pl.stats.infeasible_pieces;
         stats["merged_cost"] = pl.stats.merged_cost;
         stats["reclaim_moves"] = pl.stats.reclaim_moves;
+        if (opt.reclaim_slack) stats["reclaim_cost"] = pl.stats.reclaim_cost;
+        if (opt.refine_deadlines) {
+          stats["refined_cost"] = pl.stats.refined_cost;
+          stats["refine_solves"] = pl.stats.refine_solves;
+        }
+        stats["chosen"] = pl.stats.chosen;
       }
       j["stats"] = stats;
       j["types_used"] = used;
@@ -193,8 +209,14 @@ void add_plan_command(CLI::App& app) {
           "(%zu synthetic, %zu substitutes), %zu edges\n",
           opt.max_subgraph_size, pl.stats.pieces, pl.stats.max_piece_size, pl.stats.sp_vertices,
           pl.stats.synthetic_vertices, pl.stats.substitute_vertices, pl.stats.sp_edges);
-      std::printf("           cost %.2f after the merge; slack reclamation moved %zu task(s)\n",
-                  pl.stats.merged_cost, pl.stats.reclaim_moves);
+      std::printf("           cost %.2f after the merge (the paper's SPWD)", pl.stats.merged_cost);
+      if (opt.reclaim_slack) std::printf(", %.2f with slack reclamation", pl.stats.reclaim_cost);
+      if (opt.refine_deadlines) {
+        std::printf(", %.2f with the deadline refinement (%zu more solves)", pl.stats.refined_cost,
+                    pl.stats.refine_solves);
+      }
+      std::printf("; plan: %s%s\n", pl.stats.chosen.c_str(),
+                  opt.reclaim_slack ? " + reclamation" : "");
     }
     std::printf("types     ");
     for (const auto& [name, n] : used) std::printf(" %s:%zu", name.c_str(), n);

@@ -26,6 +26,12 @@ struct PlanOptions {
   // SPWD: after the merge, move tasks to cheaper types while the deadline holds
   // (slack_reclaim.hpp). Not part of the paper's algorithm; off reproduces it exactly.
   bool reclaim_slack = true;
+  // SPWD: also solve each piece at `refine_levels` evenly spaced deadlines between its fastest
+  // and its cheapest makespan and choose one solution per piece by dynamic programming over the
+  // decomposition tree (deadline_dp.hpp); the plan is the cheaper of that and the paper's
+  // distribution. Not part of the paper's algorithm; off (and reclaim_slack off) reproduces it.
+  bool refine_deadlines = true;
+  std::size_t refine_levels = 10;
 };
 
 struct PlanStats {
@@ -45,6 +51,10 @@ struct PlanStats {
   std::string formulation;              // "paths" / "start-times" / "mixed"
   double merged_cost = 0;               // SPWD: cost after step 6, before slack reclamation
   std::size_t reclaim_moves = 0;        // SPWD: tasks moved by slack reclamation
+  double reclaim_cost = 0;        // SPWD: the paper's plan after slack reclamation (0 = not run)
+  double refined_cost = 0;        // SPWD: the deadline-DP plan after the merge (0 = not run)
+  std::size_t refine_solves = 0;  // SPWD: CBC solves the refinement added
+  std::string chosen;  // SPWD: "paper" or "refined": whose plan (after reclamation) is returned
 };
 
 struct Plan {

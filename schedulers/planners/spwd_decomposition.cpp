@@ -49,8 +49,18 @@ Result<SpwdDecomposition> decompose_spwd(const SpGraph& graph, const SpTree& tre
     std::size_t node;
     double deadline;
     std::size_t sub;  // substitute standing for the node's source, or npos
+    std::size_t frame;
   };
-  std::vector<Item> stack{{tree.root, deadline, npos}};
+  out.frames.emplace_back();
+  std::vector<Item> stack{{tree.root, deadline, npos, 0}};
+  auto child_frames = [&](std::size_t parent, SpNodeKind kind) {
+    const std::size_t l = out.frames.size();
+    out.frames.resize(l + 2);
+    out.frames[parent].kind = kind;
+    out.frames[parent].left = l;
+    out.frames[parent].right = l + 1;
+    return l;
+  };
   while (!stack.empty()) {
     const Item it = stack.back();
     stack.pop_back();
@@ -65,12 +75,14 @@ Result<SpwdDecomposition> decompose_spwd(const SpGraph& graph, const SpTree& tre
       for (auto [u, v] : subtree_edges(tree, graph, it.node))
         piece.edges.emplace_back(map(u), map(v));
       std::sort(piece.vertices.begin(), piece.vertices.end());
+      out.frames[it.frame].piece = out.pieces.size();
       out.pieces.push_back(std::move(piece));
       continue;
     }
     if (n.kind == SpNodeKind::parallel) {
-      stack.push_back({n.right, it.deadline, it.sub});
-      stack.push_back({n.left, it.deadline, it.sub});
+      const std::size_t f = child_frames(it.frame, SpNodeKind::parallel);
+      stack.push_back({n.right, it.deadline, it.sub, f + 1});
+      stack.push_back({n.left, it.deadline, it.sub, f});
       continue;
     }
     // Series (a leaf has 2 vertices and never gets here).
@@ -84,8 +96,9 @@ Result<SpwdDecomposition> decompose_spwd(const SpGraph& graph, const SpTree& tre
     const double total = wl + wr;
     const double dl = total > 0 ? it.deadline * wl / total : it.deadline / 2;
     const double dr = total > 0 ? it.deadline * wr / total : it.deadline / 2;
-    stack.push_back({n.right, dr, right_sub});
-    stack.push_back({n.left, dl, it.sub});
+    const std::size_t f = child_frames(it.frame, SpNodeKind::series);
+    stack.push_back({n.right, dr, right_sub, f + 1});
+    stack.push_back({n.left, dl, it.sub, f});
   }
   return out;
 }

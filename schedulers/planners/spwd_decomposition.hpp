@@ -31,8 +31,20 @@ struct Subworkflow {
   double deadline = 0;
 };
 
+// The tree above the pruning frontier (what step 5 distributes the deadline over): a frame is a
+// piece (kind leaf) or a series / parallel node over two frames. A series frame's parts add up
+// (its joint's work lies in the left part only), a parallel frame's parts run side by side.
+struct SpwdFrame {
+  static constexpr std::size_t npos = SpNode::npos;
+  SpNodeKind kind = SpNodeKind::leaf;
+  std::size_t left = npos;  // frame indices; series: left runs first
+  std::size_t right = npos;
+  std::size_t piece = npos;  // leaf: index into SpwdDecomposition::pieces
+};
+
 struct SpwdDecomposition {
   std::vector<Subworkflow> pieces;
+  std::vector<SpwdFrame> frames;  // frames[0] is the root
   // Per vertex id (SpGraph vertices, then substitutes): the SpGraph vertex it stands for.
   std::vector<std::size_t> original;
   std::size_t sp_vertices = 0;
