@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/command.hpp"
+#include "cli/live_plan.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -21,6 +22,11 @@ void add_validate_command(CLI::App& app) {
     auto graph = load_workflow_for_cli(args->file, args->oversubscribe);
     if (!graph.ok()) {
       print_error(graph.status().message());
+      throw CLI::RuntimeError(kExitBadInput);
+    }
+    // A planner (`scheduler: {planner: ...}`) needs every task's runtime, as `chorus run` does.
+    if (Status st = check_plan_estimates(*graph, args->file); !st.ok()) {
+      print_error(st.message());
       throw CLI::RuntimeError(kExitBadInput);
     }
     std::size_t edges = 0;
