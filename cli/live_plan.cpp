@@ -77,12 +77,12 @@ Status check_plan_estimates(const WorkflowGraph& graph, const std::string& path)
   for (const auto& [entry, count] : missing) {
     const auto it = where.find(entry);
     const Where w = it == where.end() ? Where{} : it->second;
-    std::string what = "task '" + entry + "'";
+    std::string what = "'" + entry + "'";
     if (count > 1) what += " (" + std::to_string(count) + " members)";
-    lines.emplace_back(w, what + " has no runtime estimate, and planner " +
-                              graph.scheduler.planner +
-                              " needs one for every task: add 'estimate: 30s' (its expected "
-                              "runtime)");
+    lines.emplace_back(w, "planner " + graph.scheduler.planner +
+                              " needs a runtime estimate for every task, and " + what +
+                              (count > 1 ? " have" : " has") +
+                              " none: add 'estimate: 30s' (its expected runtime)");
   }
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) {
     return a.first.line < b.first.line ||

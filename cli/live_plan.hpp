@@ -17,7 +17,8 @@ namespace chorus::cli {
 // What `chorus validate` and `chorus run` check before planning: every task the planner places
 // (plannable_tasks) needs an `estimate:`. ok when the graph names no planner or none is
 // missing; otherwise invalid_argument with one located diagnostic per task entry of the file
-// ("wf.yaml:4:5: task 'a' has no runtime estimate, ..."; a sweep is one entry), at most 20.
+// ("wf.yaml:4:5: planner spwd needs a runtime estimate for every task, and 'a' has none: ...";
+// a sweep is one entry), at most 20.
 // `path` is the file as the user named it; entries are located by reading it again, and a task
 // that cannot be located (or a graph built in code, path empty) is named without a position.
 Status check_plan_estimates(const WorkflowGraph& graph, const std::string& path);
