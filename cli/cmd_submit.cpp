@@ -158,6 +158,7 @@ int submit_command(const SubmitArgs& a) {
   // The batch script runs `chorus launch`, which spreads the workflow over every node of the
   // allocation. Whole nodes are asked for: the tasks' cores are counted against them.
   request.exclusive = true;
+  request.no_kill = true;  // a failed node costs its tasks (requeued by chorus launch), not the job
   request.script =
       "#!/bin/bash\n"
       "# Written by chorus submit: runs " +

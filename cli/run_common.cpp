@@ -203,6 +203,12 @@ std::optional<int> start_agents(const CommonRunArgs& a, Duration grace, RunOptio
   ao.agent_silence = *timeout;
   ao.heartbeat = std::min<Duration>(std::chrono::seconds(1), *timeout / 4);
   ao.kill_grace = grace;
+  // One key pair per agent: per node under chorus launch, N slots for agents started by hand.
+  if (starter != nullptr) {
+    ao.agent_nodes = starter->nodes;
+  } else {
+    ao.agent_slots = static_cast<std::size_t>(a.agents);
+  }
   ao.on_all_lost = [&cancel](const std::string& why) {
     print_error(why + ": nothing can run any more; stopping the run");
     cancel.request();

@@ -240,6 +240,7 @@ Result<std::uint32_t> SlurmClient::submit_batch(const BatchJobRequest& request) 
   desc.min_nodes = static_cast<std::uint32_t>(request.nodes);
   desc.max_nodes = static_cast<std::uint32_t>(request.nodes);
   if (request.exclusive) desc.shared = JOB_SHARED_NONE;
+  if (request.no_kill) desc.kill_on_node_fail = 0;
   if (request.time_limit_minutes) {
     desc.time_limit =
         *request.time_limit_minutes == kSlurmUnlimited ? INFINITE : *request.time_limit_minutes;

@@ -23,6 +23,9 @@ struct BatchJobRequest {
   std::string script;      // the whole script, starting with "#!"
   int nodes = 1;           // exactly this many nodes
   bool exclusive = false;  // whole nodes (all their CPUs), not shared with other jobs
+  // Keep the job when one of its nodes fails (sbatch --no-kill): chorus launch requeues that
+  // node's tasks on the others.
+  bool no_kill = false;
   // Minutes; nullopt: the partition's default; kSlurmUnlimited: none.
   std::optional<std::uint32_t> time_limit_minutes;
   std::string partition;  // empty: the default partition
