@@ -5,8 +5,8 @@
  *            [--status N]
  *
  * --delay-ms: sleep before listening (a slow start).  --print: print "listening on HOST:PORT"
- * once bound.  --file F: write "HOST:PORT" to F once bound.  --crash-after-ms N: exit 3 N ms
- * after binding.  --crash-once MARKER: exit 3 at start unless MARKER exists (and create it), so
+ * once bound (PORT 0: the port the kernel chose).  --file F: write "HOST:PORT" to F once
+ * bound.  --crash-after-ms N: exit 3 N ms after binding.  --crash-once MARKER: exit 3 at start unless MARKER exists (and create it), so
  * the first attempt crashes and the restart works.  --status N: the HTTP status answered. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
     perror("svc_echo: bind");
     return 4;
   }
+  /* PORT 0: the kernel chose one; report that. */
+  socklen_t len = sizeof addr;
+  if (getsockname(fd, (struct sockaddr*)&addr, &len) == 0) port = ntohs(addr.sin_port);
   if (print) {
     printf("listening on 127.0.0.1:%d\n", port);
     fflush(stdout);
