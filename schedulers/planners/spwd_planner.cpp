@@ -201,7 +201,8 @@ Result<Plan> SpwdPlanner::plan(const WorkflowGraph& graph, const Platform& platf
   double best = HUGE_VAL;
   for (int round = 0; round < kRefineRounds; ++round) {
     const auto choice = choose_piece_options(dec->frames, opts, *deadline, kDeadlineBuckets);
-    if (!choice) break;  // cannot happen: the paper's options meet the deadline together
+    // None only when D is below the SP graph's fastest makespan (docs/spwd.md, step 5).
+    if (!choice) break;
     std::vector<std::size_t> next = choice->option;
     double cost = 0;
     for (std::size_t p = 0; p < dec->pieces.size(); ++p) {
@@ -233,12 +234,13 @@ Result<Plan> SpwdPlanner::plan(const WorkflowGraph& graph, const Platform& platf
   if (Status st = evaluate_plan(graph, platform, refined); !st.ok()) return st;
   refined.stats.refined_cost = refined.cost;
   plan.stats.refined_cost = refined.cost;
-  if (!refined.deadline_met) return plan;  // unreachable; the paper's plan stands
+  if (!refined.deadline_met) return plan;
   if (options_.reclaim_slack) {
     refined.stats.reclaim_moves = reclaim_slack(graph, platform, refined.deadline_s, refined.type);
     if (Status st = evaluate_plan(graph, platform, refined); !st.ok()) return st;
   }
-  if (refined.cost < plan.cost) {
+  // A plan that meets the deadline beats one that does not, whatever it costs.
+  if (!plan.deadline_met || refined.cost < plan.cost) {
     refined.stats.chosen = "refined";
     return refined;
   }
