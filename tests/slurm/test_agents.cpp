@@ -12,42 +12,12 @@
 
 #include "runtime/store/state_store.hpp"
 #include "slurm/slurm_cluster.hpp"
+#include "slurm/slurm_jobs.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
 
 namespace {
-
-unsigned submit(const std::vector<std::string>& sbatch_args, const std::string& script,
-                const std::string& dir) {
-  std::vector<std::string> argv{"sbatch", "-t", "5:00", "-o", "job.out"};
-  argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
-  argv.insert(argv.end(), {"--wrap", script});
-  auto sub = run_process(argv, dir);
-  INFO(sub.out, sub.err);
-  std::smatch m;
-  REQUIRE(std::regex_search(sub.out, m, std::regex(R"(Submitted batch job (\d+))")));
-  return static_cast<unsigned>(std::stoul(m[1]));
-}
-
-std::string job_state(unsigned job) {
-  auto r = run_process({"squeue", "-h", "-t", "all", "-j", std::to_string(job), "-o", "%T"}, "/");
-  std::string s = r.out;
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-std::string wait_job(unsigned job, double seconds = 90) {
-  std::string state;
-  eventually(
-      [&] {
-        state = job_state(job);
-        return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" ||
-               state == "TIMEOUT" || state == "NODE_FAIL" || state == "OUT_OF_MEMORY";
-      },
-      seconds);
-  return state;
-}
 
 // The steps of a running job: "name" per line (squeue -s).
 std::vector<std::string> step_names(unsigned job) {
@@ -103,7 +73,7 @@ TEST_CASE("Slurm.Agents.TasksLandOnEveryNodeThroughOneStep") {
   tasks += "  - name: hello\n    kind: mpi\n    ranks: 2\n    after: [t0]\n    command: [\"" +
            binary_dir() + "/tests/mpi_hello\"]\n";
   write_file(dir / "wf.yaml", "name: agents\ntasks:\n" + tasks);
-  unsigned job = submit({"-N", "4", "--exclusive"}, chorus_launch(""), dir.path());
+  unsigned job = submit_job({"-N", "4", "--exclusive"}, chorus_launch(""), dir.path());
 
   // While the 16 tasks run, the job has the agents' step and no step per task.
   bool all_started = eventually(
@@ -120,7 +90,7 @@ TEST_CASE("Slurm.Agents.TasksLandOnEveryNodeThroughOneStep") {
   CHECK(std::count(steps.begin(), steps.end(), "chorus-agents") == 1);
   for (const auto& s : steps) CHECK(s.rfind("t", 0) != 0);  // no task-named srun steps
 
-  std::string state = wait_job(job);
+  std::string state = wait_batch_job(job);
   INFO("state: ", state, "\njob output:\n", read_file(dir / "job.out"));
   CHECK(state == "COMPLETED");
   std::map<std::string, int> per_node;
@@ -154,7 +124,7 @@ TEST_CASE("Slurm.Agents.NodeDownAndKilledAgentRequeueOnSurvivors") {
   }
   write_file(dir / "wf.yaml", "name: faults\ntasks:\n" + tasks);
   // --no-kill: the job outlives a failed node.
-  unsigned job = submit({"-N", "4", "--exclusive", "--no-kill"}, chorus_launch(""), dir.path());
+  unsigned job = submit_job({"-N", "4", "--exclusive", "--no-kill"}, chorus_launch(""), dir.path());
   std::vector<std::string> nodes;
   bool running = eventually(
       [&] {
@@ -177,7 +147,7 @@ TEST_CASE("Slurm.Agents.NodeDownAndKilledAgentRequeueOnSurvivors") {
   CHECK(victims.size() == 1);
   for (pid_t p : victims) ::kill(p, SIGKILL);
 
-  std::string state = wait_job(job);
+  std::string state = wait_batch_job(job);
   run_process({"scontrol", "update", "nodename=n3", "state=resume"}, "/");
   INFO("state: ", state, "\njob output:\n", read_file(dir / "job.out"));
   CHECK(state == "COMPLETED");
@@ -221,8 +191,8 @@ TEST_CASE("Slurm.Agents.CoordinatorKilledThenResumedSkipsFinishedTasks") {
       "= 1 ] && break; sleep 0.1; done; kill -9 $pid; sleep 4; pgrep -f "
       "'agent --connect .* --keys " +
       dir.path() + "/st' | wc -l > agents_left; " + chorus_launch(" --resume");
-  unsigned job = submit({"-N", "2", "--exclusive"}, script, dir.path());
-  std::string state = wait_job(job, 120);
+  unsigned job = submit_job({"-N", "2", "--exclusive"}, script, dir.path());
+  std::string state = wait_batch_job(job, 120);
   INFO("state: ", state, "\nfirst session:\n", read_file(dir / "first.log"), "\njob output:\n",
        read_file(dir / "job.out"));
   CHECK(state == "COMPLETED");

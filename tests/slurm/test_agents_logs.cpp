@@ -8,37 +8,10 @@
 #include <regex>
 
 #include "slurm/slurm_cluster.hpp"
+#include "slurm/slurm_jobs.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
-
-namespace {
-
-unsigned submit(const std::vector<std::string>& sbatch_args, const std::string& script,
-                const std::string& dir) {
-  std::vector<std::string> argv{"sbatch", "-t", "5:00", "-o", "job.out"};
-  argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
-  argv.insert(argv.end(), {"--wrap", script});
-  auto sub = run_process(argv, dir);
-  INFO(sub.out, sub.err);
-  std::smatch m;
-  REQUIRE(std::regex_search(sub.out, m, std::regex(R"(Submitted batch job (\d+))")));
-  return static_cast<unsigned>(std::stoul(m[1]));
-}
-
-std::string job_state(unsigned job) {
-  auto r = run_process({"squeue", "-h", "-t", "all", "-j", std::to_string(job), "-o", "%T"}, "/");
-  std::string s = r.out;
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-bool finished(const std::string& state) {
-  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT" ||
-         state == "NODE_FAIL";
-}
-
-}  // namespace
 
 TEST_CASE("Slurm.AgentsLogs.NodeLocalOutputIsFetchedLiveAndLocatedAfterTheRun") {
   SlurmCluster::get();
@@ -54,8 +27,8 @@ tasks:
     command: 'echo "bad out"; echo "bad on $SLURMD_NODENAME" >&2; exit 4'
 )Y");
   unsigned job =
-      submit({"-N", "2", "--exclusive"},
-             chorus_bin() + " launch wf.yaml --state st --node-logs " + node_logs, dir.path());
+      submit_job({"-N", "2", "--exclusive"},
+                 chorus_bin() + " launch wf.yaml --state st --node-logs " + node_logs, dir.path());
   bool started = eventually([&] { return file_exists(dir / "talk.started"); }, 60);
   INFO("job output:\n", read_file(dir / "job.out"));
   REQUIRE(started);
@@ -73,7 +46,7 @@ tasks:
 
   write_file(dir / "go", "");
   std::string state;
-  eventually([&] { return finished(state = job_state(job)); }, 90);
+  state = wait_batch_job(job);
   // chorus launch exits 1: the workflow failed (bad). Its summary showed bad's stderr, which
   // only the collected copy in the run folder can give.
   CHECK(state == "FAILED");

@@ -7,6 +7,7 @@
 
 #include "runtime/store/state_store.hpp"
 #include "slurm/slurm_cluster.hpp"
+#include "slurm/slurm_jobs.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
@@ -28,23 +29,11 @@ tasks:
     uses: [echo]
     command: [bash, -c, 'ep=$CHORUS_SERVICE_ECHO; exec 3<>/dev/tcp/${{ep%:*}}/${{ep##*:}}; echo ping-{i} >&3; read -r reply <&3; echo "$SLURMD_NODENAME $ep $reply" > use.{i}']
 )Y");
-  auto sub = run_process({"sbatch", "-t", "5:00", "-o", "job.out", "-N", "2", "--exclusive",
-                          "--wrap", chorus_bin() + " launch wf.yaml --state st"},
-                         dir.path());
-  std::smatch m;
-  REQUIRE(std::regex_search(sub.out, m, std::regex(R"(Submitted batch job (\d+))")));
-  const std::string job = m[1];
-  std::string state;
-  eventually(
-      [&] {
-        auto r = run_process({"squeue", "-h", "-t", "all", "-j", job, "-o", "%T"}, "/");
-        state = r.out;
-        return state.find("COMPLETED") == 0 || state.find("FAILED") == 0 ||
-               state.find("CANCELLED") == 0 || state.find("TIMEOUT") == 0;
-      },
-      90);
+  unsigned job = submit_job({"-N", "2", "--exclusive"}, chorus_bin() + " launch wf.yaml --state st",
+                            dir.path());
+  std::string state = wait_batch_job(job);
   INFO("job output:\n", read_file(dir / "job.out"));
-  REQUIRE(state.find("COMPLETED") == 0);
+  REQUIRE(state == "COMPLETED");
 
   // The replica ran on an agent's node (journaled there), and was ready at its endpoint.
   auto service_node = read_lines(dir / "svc.node");
