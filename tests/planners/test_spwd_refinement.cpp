@@ -6,10 +6,13 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "schedulers/planners/deadline_dp.hpp"
 #include "schedulers/planners/graph_planner.hpp"
 #include "schedulers/planners/plan_evaluation.hpp"
+#include "schedulers/planners/sp_graph.hpp"
+#include "schedulers/planners/sp_tree.hpp"
 #include "workflows/wfcommons_reader.hpp"
 
 using namespace chorus;
@@ -95,6 +98,36 @@ SpwdFrame inner(SpNodeKind kind, std::size_t left, std::size_t right) {
 }
 
 }  // namespace
+
+TEST_CASE("Planners.SpwdDecomposition.FramesMirrorTheTreeAboveThePieces") {
+  // a(1) -> b(2), a -> c(4), b -> d(3), c -> d, d -> e(5); at 3 vertices the pieces are the two
+  // diamond branches (side by side) and the tail after d (in series with them).
+  const SpGraph g = two_terminal({{}, {0}, {0}, {1, 2}, {3}});
+  auto tree = decompose_sp(g);
+  REQUIRE(tree.ok());
+  const std::vector<double> w{1, 2, 4, 3, 5};
+  assign_weights(*tree, g, w);
+  auto dec = decompose_spwd(g, *tree, w, 26, 3);
+  REQUIRE(dec.ok());
+  REQUIRE(dec->pieces.size() == 3);
+  const auto& f = dec->frames;
+  REQUIRE(f.size() == 5);
+  REQUIRE(f[0].kind == SpNodeKind::series);
+  const SpwdFrame& branches = f[f[0].left];
+  const SpwdFrame& tail = f[f[0].right];
+  REQUIRE(branches.kind == SpNodeKind::parallel);
+  REQUIRE(tail.kind == SpNodeKind::leaf);
+  CHECK(dec->pieces[tail.piece].deadline == doctest::Approx(10));
+  for (std::size_t side : {branches.left, branches.right}) {
+    REQUIRE(f[side].kind == SpNodeKind::leaf);
+    CHECK(dec->pieces[f[side].piece].deadline == doctest::Approx(16));
+  }
+  std::multiset<std::size_t> pieces;
+  for (const auto& frame : f) {
+    if (frame.kind == SpNodeKind::leaf) pieces.insert(frame.piece);
+  }
+  CHECK(pieces == std::multiset<std::size_t>{0, 1, 2});
+}
 
 TEST_CASE("Planners.DeadlineDp.SeriesTradesTimeWhereItIsWorthMost") {
   // Frame 0 = piece 0 ; piece 1. Proportional halves (5 + 5) would cost 10 + 10; giving piece 0
