@@ -237,7 +237,17 @@ std::optional<int> start_agents(const CommonRunArgs& a, Duration grace, RunOptio
     print_error(nodes.status().message());
     return nodes.status().code() == ErrorCode::cancelled ? kExitCancelled : kExitError;
   }
-  if (starter == nullptr || options.nodes.empty()) options.nodes = *nodes;
+  if (starter == nullptr || options.nodes.empty()) {
+    options.nodes = *nodes;
+  } else {
+    // The allocation's nodes, at the addresses their agents connected from (services' probes and
+    // endpoints use them: Slurm node names need not resolve).
+    for (auto& n : options.nodes) {
+      for (const auto& r : *nodes) {
+        if (r.name == n.name) n.address = r.address;
+      }
+    }
+  }
   options.executable_launcher = &l;
   session.registry = with_live_node_placement(
       options.registry != nullptr ? *options.registry : PolicyRegistry::with_builtins(),

@@ -677,8 +677,9 @@ class Coordinator::Impl final : public TaskSubmitter {
         r.handle = *handle;
         r.launched = true;
         if (spec.kind == TaskKind::service) {
-          services_->started(spec, request_.node, request_.stdout_path, request_.workdir,
-                             Clock::now());
+          const NodeInfo& node = nodes_[static_cast<std::size_t>(r.node)];
+          services_->started(spec, node.address.empty() ? node.name : node.address,
+                             request_.stdout_path, request_.workdir, Clock::now());
           if (r.stopping) (void)launcher->cancel(r.handle);
         }
       } else {

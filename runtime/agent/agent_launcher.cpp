@@ -146,7 +146,7 @@ bool AgentLauncher::send_to(std::size_t agent, const std::string& payload) {
 
 void AgentLauncher::serve() {
   while (true) {
-    auto got = socket_->receive(peer_, payload_, &user_);
+    auto got = socket_->receive(peer_, payload_, &user_, &address_);
     if (!got.ok() || !*got) break;
     on_message(peer_, payload_, user_);
   }
@@ -337,7 +337,7 @@ void AgentLauncher::on_hello(const std::string& peer, const std::string& payload
   if (!slot.empty()) slot_nodes_[slot] = hello.node;
   Agent a;
   a.peer = peer;
-  a.info.node = {hello.node, hello.capacity};
+  a.info.node = {hello.node, hello.capacity, address_};
   a.info.pid = hello.pid;
   a.log_dir = hello.log_dir;
   a.last_heard = Clock::now();

@@ -179,6 +179,7 @@ class AgentLauncher final : public Launcher {
   std::string payload_;
   std::string peer_;
   std::string user_;
+  std::string address_;  // of the message being served (Peer-Address)
   std::vector<StateUpdate> decoded_;
 };
 

@@ -40,7 +40,8 @@ class ServiceSupervisor {
   ServiceSupervisor(const std::vector<ServiceSpec>& services, std::string local_host);
   ~ServiceSupervisor();
 
-  // A replica was handed to its launcher: probing starts.
+  // A replica was handed to its launcher: probing starts. `node`: where it runs, as a host to
+  // probe and to give users (the node's address when known, else its name).
   void started(const TaskSpec& replica, const std::string& node, const std::string& stdout_path,
                const std::string& workdir, TimePoint now);
   // A replica's attempt ended, for any reason: it is not ready any more.

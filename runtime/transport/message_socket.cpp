@@ -47,7 +47,8 @@ bool socket_readable(void* socket) {
 // One frame into `into`; `more` tells whether frames follow; `user` (if given) gets the ZAP user
 // id of the connection it came through. Returns 1 on a frame, 0 when none is waiting, -1 on an
 // error.
-int receive_frame(void* socket, std::string& into, bool& more, std::string* user = nullptr) {
+int receive_frame(void* socket, std::string& into, bool& more, std::string* user = nullptr,
+                  std::string* address = nullptr) {
   zmq_msg_t msg;
   zmq_msg_init(&msg);
   int n = zmq_msg_recv(&msg, socket, ZMQ_DONTWAIT);
@@ -61,6 +62,10 @@ int receive_frame(void* socket, std::string& into, bool& more, std::string* user
   if (user != nullptr) {
     const char* id = zmq_msg_gets(&msg, "User-Id");
     user->assign(id != nullptr ? id : "");
+  }
+  if (address != nullptr) {
+    const char* from = zmq_msg_gets(&msg, "Peer-Address");
+    address->assign(from != nullptr ? from : "");
   }
   zmq_msg_close(&msg);
   return 1;
@@ -196,13 +201,14 @@ Status ServerSocket::bind_more(const std::string& endpoint) {
   return {};
 }
 
-Result<bool> ServerSocket::receive(std::string& peer, std::string& payload, std::string* user) {
+Result<bool> ServerSocket::receive(std::string& peer, std::string& payload, std::string* user,
+                                   std::string* address) {
   bool more = false;
   int rc = receive_frame(socket_, peer, more);
   if (rc == 0) return false;
   if (rc < 0) return zmq_status("cannot receive");
-  if (!more) return receive(peer, payload, user);  // no payload frame: ignore
-  rc = receive_frame(socket_, payload, more, user);
+  if (!more) return receive(peer, payload, user, address);  // no payload frame: ignore
+  rc = receive_frame(socket_, payload, more, user, address);
   if (rc != 1) return zmq_status("cannot receive");
   skip_rest(socket_, more);
   return true;

@@ -59,9 +59,10 @@ class ServerSocket {
   Status bind_more(const std::string& endpoint);
 
   // Takes one message without blocking: false when none is waiting. `peer` identifies the sender
-  // for send(); `user` (if given) is the user id of the key it authenticated with. Errors:
-  // io_error.
-  Result<bool> receive(std::string& peer, std::string& payload, std::string* user = nullptr);
+  // for send(); `user` (if given) is the user id of the key it authenticated with; `address` (if
+  // given) the sender's IP address as the connection shows it ("" over ipc). Errors: io_error.
+  Result<bool> receive(std::string& peer, std::string& payload, std::string* user = nullptr,
+                       std::string* address = nullptr);
   // Queues one message to a connected peer without blocking. Errors: not_found when the peer is
   // not connected (gone, or never was), io_error otherwise.
   Status send(std::string_view peer, std::string_view payload);

@@ -15,15 +15,21 @@ using namespace chorus::test;
 TEST_CASE("Slurm.AgentsServices.ReplicaRunsOnAnAgentNodeAndUsersReachIt") {
   SlurmCluster::get();
   TempDir dir;
-  // The stdout probe: the virtual nodes' names (n1..n4) do not resolve on this machine, so a
-  // tcp probe of "n2:PORT" cannot connect here; svc_echo prints the address it listens on.
+  // 'echo' is ready by its stdout, 'web' by a tcp probe: probed at the address its agent
+  // connected from (127.0.0.1 here), since the virtual nodes' names n1..n4 do not resolve.
   write_file(dir / "wf.yaml", R"Y(name: svcagents
 services:
   - name: echo
     command: 'echo $SLURMD_NODENAME > svc.node; exec )Y" +
                                   binary_dir() + R"Y(/tests/svc_echo 23987 --print'
     ready: {stdout: 'listening on (\S+)', timeout: 30s}
+  - name: web
+    command: [)Y" + binary_dir() + R"Y(/tests/svc_echo, "23989"]
+    ready: {tcp: 23989, timeout: 30s}
 tasks:
+  - name: browse
+    uses: [web]
+    command: [bash, -c, 'ep=$CHORUS_SERVICE_WEB; exec 3<>/dev/tcp/${{ep%:*}}/${{ep##*:}}; echo hi >&3; read -r reply <&3; echo "$ep $reply" > browse.out']
   - name: use
     foreach: {i: "range(0, 4)"}
     uses: [echo]
@@ -57,6 +63,7 @@ tasks:
   CHECK(placed);
   CHECK(ready);
   // Every user got the endpoint and an answer from the service.
+  CHECK(read_lines(dir / "browse.out") == std::vector<std::string>{"127.0.0.1:23989 hi"});
   for (int i = 0; i < 4; ++i) {
     auto lines = read_lines(dir / ("use." + std::to_string(i)));
     REQUIRE(lines.size() == 1);
