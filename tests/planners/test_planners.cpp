@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "planners/planner_test_util.hpp"
 #include "schedulers/planners/graph_planner.hpp"
 #include "schedulers/planners/plan_evaluation.hpp"
 #include "schedulers/planners/platform_reader.hpp"
@@ -9,25 +10,10 @@
 #include "workflows/wfcommons_reader.hpp"
 
 using namespace chorus;
+using chorus::test::add;
+using chorus::test::paper5;
 
 namespace {
-
-Platform paper5() {
-  Platform p;
-  p.name = "paper5";
-  for (double s : {1.0, 1.25, 1.5, 1.75, 2.0}) {
-    p.types.push_back({"s" + std::to_string(s), s, 4, 4, s * s});
-  }
-  return p;
-}
-
-TaskId add(WorkflowGraph& g, const std::string& name, double seconds, std::vector<TaskId> after) {
-  TaskSpec t;
-  t.name = name;
-  t.estimate = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
-  t.after = std::move(after);
-  return g.add(std::move(t));
-}
 
 // The six-task DAG of the MILP test (not series-parallel: SP-ization adds a dependency).
 WorkflowGraph six_tasks() {

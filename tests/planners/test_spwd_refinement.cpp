@@ -8,6 +8,7 @@
 #include <functional>
 #include <set>
 
+#include "planners/planner_test_util.hpp"
 #include "schedulers/planners/deadline_dp.hpp"
 #include "schedulers/planners/graph_planner.hpp"
 #include "schedulers/planners/plan_evaluation.hpp"
@@ -16,25 +17,10 @@
 #include "workflows/wfcommons_reader.hpp"
 
 using namespace chorus;
+using chorus::test::add;
+using chorus::test::paper5;
 
 namespace {
-
-Platform paper5() {
-  Platform p;
-  p.name = "paper5";
-  for (double s : {1.0, 1.25, 1.5, 1.75, 2.0}) {
-    p.types.push_back({"s" + std::to_string(s), s, 4, 4, s * s});
-  }
-  return p;
-}
-
-TaskId add(WorkflowGraph& g, const std::string& name, double seconds, std::vector<TaskId> after) {
-  TaskSpec t;
-  t.name = name;
-  t.estimate = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
-  t.after = std::move(after);
-  return g.add(std::move(t));
-}
 
 // A wide level of four long tasks, a join that takes no time and one more long task. The paper's
 // split gives the wide level and the last task deadlines in proportion to their mean runtimes

@@ -15,32 +15,15 @@
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/agent_protocol.hpp"
 #include "runtime/agent/live_node_placement.hpp"
+#include "runtime/agent_thread.hpp"
 #include "runtime/transport/curve_keys.hpp"
 #include "support/process.hpp"
 
 using namespace chorus;
+using chorus::test::AgentThread;
 using chorus::test::TempDir;
 
 namespace {
-
-// An agent loop on a thread; stopped (and joined) when the object dies.
-struct AgentThread {
-  CancelToken stop;
-  Status result;
-  std::atomic<bool> done{false};
-  std::thread thread;
-
-  AgentThread(AgentOptions options) {
-    thread = std::thread([this, options] {
-      result = run_agent(options, &stop);
-      done = true;
-    });
-  }
-  ~AgentThread() {
-    stop.request();
-    thread.join();
-  }
-};
 
 AgentOptions agent_options(const AgentLauncher& l, const std::string& node, int cores) {
   AgentOptions o;

@@ -13,31 +13,15 @@
 #include "runtime/agent/agent.hpp"
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/log_fetch.hpp"
+#include "runtime/agent_thread.hpp"
 #include "runtime/transport/curve_keys.hpp"
 #include "support/process.hpp"
 
 using namespace chorus;
+using chorus::test::AgentThread;
 using chorus::test::TempDir;
 
 namespace {
-
-struct AgentThread {
-  CancelToken stop;
-  Status result;
-  std::atomic<bool> done{false};
-  std::thread thread;
-
-  explicit AgentThread(AgentOptions options) {
-    thread = std::thread([this, options] {
-      result = run_agent(options, &stop);
-      done = true;
-    });
-  }
-  ~AgentThread() {
-    stop.request();
-    thread.join();
-  }
-};
 
 std::unique_ptr<AgentLauncher> start_launcher(const TempDir& dir, std::vector<std::string> nodes,
                                               std::size_t slots = 0) {
