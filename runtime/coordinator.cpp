@@ -415,7 +415,7 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (spread.shares.empty()) {
         e.node = nodes_[best].name;
       } else {
-        e.node = spread_node_field(spread.shares, views_, spec);
+        e.node = event_text_.emplace_back(spread_node_field(spread.shares, views_, spec));
         spreads_[spec.id] = std::move(spread.shares);
       }
       events_.push_back(std::move(e));
@@ -659,6 +659,7 @@ class Coordinator::Impl final : public TaskSubmitter {
       for (const auto& e : events_) observer_->on_event(spec_at(e.task), e);
     }
     events_.clear();
+    event_text_.clear();
     return {};
   }
 
@@ -1070,7 +1071,10 @@ class Coordinator::Impl final : public TaskSubmitter {
   LaunchRequest request_;
   // MPI tasks running across several nodes (rare: the map stays small).
   std::unordered_map<TaskId, std::vector<RankShare>> spreads_;
-  TaskSpec probe_;                             // scratch for spread_mpi_task
+  TaskSpec probe_;  // scratch for spread_mpi_task
+  // Text the queued events_ view (TaskEvent holds string_views) until flushed; a deque keeps it
+  // put.
+  std::deque<std::string> event_text_;
   std::array<std::size_t, 4> slot_of_kind_{};  // first kind index served by the same launcher
   std::array<std::size_t, 4> placed_{};        // placed this round, per slot, not yet launched
   Progress progress_;
