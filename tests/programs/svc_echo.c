@@ -5,9 +5,10 @@
  *            [--status N]
  *
  * --delay-ms: sleep before listening (a slow start).  --print: print "listening on HOST:PORT"
- * once bound (PORT 0: the port the kernel chose).  --file F: write "HOST:PORT" to F once
- * bound.  --crash-after-ms N: exit 3 N ms after binding.  --crash-once MARKER: exit 3 at start unless MARKER exists (and create it), so
- * the first attempt crashes and the restart works.  --status N: the HTTP status answered. */
+ * once bound (PORT 0: the port the kernel chose).  --file F: write "HOST:PORT" to F once bound.
+ * --crash-after-ms N: exit 3 N ms after binding.  --crash-once MARKER: exit 3 at start unless
+ * MARKER exists (and create it), so the first attempt crashes and the restart works.
+ * --status N: the HTTP status answered. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
