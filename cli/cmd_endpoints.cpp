@@ -37,13 +37,9 @@ void add_endpoints_command(CLI::App& app) {
                 "them");
   cmd->callback([a] {
     auto [store, run] = open_run_or_exit(a->state_dir, a->run);
-    auto events = store->events(run.id);
-    if (!events.ok()) {
-      print_error(events.status().message());
-      throw CLI::RuntimeError(kExitError);
-    }
+    const auto events = events_or_exit(*store, run);
     std::map<std::string, Replica> replicas;  // by name: replica order within a service
-    for (const auto& e : *events) {
+    for (const auto& e : events) {
       if (e.kind != TaskKind::service) continue;
       Replica& r = replicas[e.name];
       r.name = e.name;

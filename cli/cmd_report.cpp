@@ -60,17 +60,13 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
   cmd->callback([a] {
     auto [store, run] = open_run_or_exit(a->state_dir, a->run);
-    auto events = store->events(run.id);
-    if (!events.ok()) {
-      print_error(events.status().message());
-      throw CLI::RuntimeError(kExitError);
-    }
+    const auto events = events_or_exit(*store, run);
     run.status = effective_status(run);
     HtmlReportOptions options;
     // Attempts with no end yet are drawn up to now for a live run, up to its last update for one
     // whose coordinator is gone.
     options.end_time = run.status == RunStatus::running ? wall_seconds_now() : run.updated;
-    const std::string html = render_html_report(run, *events, options);
+    const std::string html = render_html_report(run, events, options);
 
     fs::path out = a->output.empty()
                        ? fs::path(resolve_state_dir(a->state_dir)) / "runs" / run.id / "report.html"

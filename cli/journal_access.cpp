@@ -44,6 +44,15 @@ RunState replay_or_exit(StateStore& store, const RunInfo& run) {
   return std::move(*state);
 }
 
+std::vector<EventRecord> events_or_exit(StateStore& store, const RunInfo& run) {
+  auto events = store.events(run.id);
+  if (!events.ok()) {
+    print_error(events.status().message());
+    throw CLI::RuntimeError(kExitError);
+  }
+  return std::move(*events);
+}
+
 RunStatus effective_status(const RunInfo& run) {
   if (run.status == RunStatus::running && !coordinator_alive(run)) return RunStatus::interrupted;
   return run.status;

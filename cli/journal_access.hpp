@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/store/state_store.hpp"
 
@@ -20,6 +21,8 @@ struct OpenedRun {
 OpenedRun open_run_or_exit(const std::string& state_dir_option, const std::string& run_id);
 // Replays a run; on failure prints and throws CLI::RuntimeError(3).
 RunState replay_or_exit(StateStore& store, const RunInfo& run);
+// A run's events in journal order; on failure prints and throws CLI::RuntimeError(3).
+std::vector<EventRecord> events_or_exit(StateStore& store, const RunInfo& run);
 
 // "running", or "interrupted" when the run says running but its coordinator is gone.
 RunStatus effective_status(const RunInfo& run);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "api/run_workflow.hpp"
+#include "support/journal.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
@@ -32,14 +33,6 @@ std::string workflow(const std::string& planner) {
   std::string text = kWorkflow;
   text.replace(text.find("PLANNER"), 7, planner);
   return text;
-}
-
-std::vector<chorus::EventRecord> journal_events(const std::string& dir) {
-  auto store = chorus::open_sqlite_store(dir + "/.chorus/chorus.db");
-  REQUIRE(store.ok());
-  auto run = (*store)->find_run("latest");
-  REQUIRE(run.ok());
-  return (*store)->events(run->id).value();
 }
 
 // Task names in the order their first attempt started, from the journal's sequence.
@@ -105,7 +98,7 @@ TEST_CASE("Integration.LivePlan.HeftRunStartsTasksInThePlannedOrder") {
   REQUIRE(planned != declared);
   CHECK(planned[1] == "c");
 
-  const auto events = journal_events(dir.path());
+  const auto events = latest_run_events(dir / ".chorus");
   CHECK(start_order(events) == planned);
   std::string node;
   for (const auto& e : events) {
@@ -127,7 +120,7 @@ TEST_CASE("Integration.LivePlan.FifoRunOfTheSameFileStartsInDeclarationOrder") {
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK(run.err.find("planned 8 of") == std::string::npos);
-  const auto order = start_order(journal_events(dir.path()));
+  const auto order = start_order(latest_run_events(dir / ".chorus"));
   REQUIRE(order.size() == 8);
   CHECK(order[1] == "a");
 }
@@ -141,7 +134,7 @@ TEST_CASE("Integration.LivePlan.SpwdRunSucceedsOnTwoCores") {
   REQUIRE(run.exit_code == 0);
   CHECK(run.err.find("planned 8 of 8 tasks with spwd onto 1 node") != std::string::npos);
   CHECK(run.err.find("(deadline 30 s: met)") != std::string::npos);
-  const auto order = start_order(journal_events(dir.path()));
+  const auto order = start_order(latest_run_events(dir / ".chorus"));
   REQUIRE(order.size() == 8);
   CHECK(order.front() == "root");
   CHECK(order.back() == "sink");

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "api/run_workflow.hpp"
+#include "support/journal.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
@@ -14,14 +15,6 @@ namespace {
 
 std::string program(const std::string& name) {
   return binary_dir() + "/tests/" + name;
-}
-
-std::vector<chorus::EventRecord> journal_events(const std::string& dir) {
-  auto store = chorus::open_sqlite_store(dir + "/.chorus/chorus.db");
-  REQUIRE(store.ok());
-  auto run = (*store)->find_run("latest");
-  REQUIRE(run.ok());
-  return (*store)->events(run->id).value();
 }
 
 // The most cores held at once, replaying the journal in order: an attempt holds its cores from
@@ -72,7 +65,7 @@ tasks:
   auto r = run_chorus({"run", "--cores", "4", "wf.yaml"}, dir.path());
   INFO(r.out, r.err);
   REQUIRE(r.exit_code == 0);
-  auto events = journal_events(dir.path());
+  auto events = latest_run_events(dir / ".chorus");
   CHECK(peak_cores(events) <= 4);
   CHECK(peak_cores(events) >= 3);  // the service and the MPI job did overlap other work
   std::map<chorus::TaskKind, int> started;
