@@ -198,12 +198,21 @@ void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
   active_weight_ += f.weight;
 }
 
+// cfq only: uwfq's chain deadlines follow from the chain (job_deadline).
 void VirtualFairQueue::set_job_deadline(std::uint32_t job, double deadline) {
   Job& j = jobs_[job];
   j.deadline = deadline;
+  flows_[j.flow].best_dirty = true;
   if (!j.in_ready) return;
-  flows_[j.flow].ready.push({deadline, j.seq, job});  // the old entry is stale now
+  flows_[j.flow].ready.push(ready_entry(job));  // the old entry is stale now
   refresh_ready(j.flow);
+}
+
+double VirtualFairQueue::job_deadline(std::uint32_t job) const {
+  const Job& j = jobs_[job];
+  if (kind_ != FlowKind::user || !j.in_chain) return j.deadline;
+  const Flow& f = flows_[j.flow];
+  return f.base + f.chain.prefix_work(ChainKey{j.ud, j.seq, job}) / f.weight;
 }
 
 void VirtualFairQueue::mark_ready(std::uint32_t job) {
@@ -212,7 +221,7 @@ void VirtualFairQueue::mark_ready(std::uint32_t job) {
   j.in_ready = true;
   Flow& f = flows_[j.flow];
   ++f.n_ready;
-  f.ready.push({j.deadline, j.seq, job});
+  f.ready.push(ready_entry(job));
   f.ready.compact_if_bloated(f.n_ready, [this](const ReadyEntry& e) { return ready_valid(e); });
   refresh_ready(j.flow);
 }
@@ -238,12 +247,16 @@ void VirtualFairQueue::refresh_ready(std::uint32_t flow) {
     return;
   }
   const ReadyEntry& top = f.ready.top();
-  if (f.published && top.deadline == f.best_deadline && top.seq == f.best_seq) return;
+  if (f.published && !f.best_dirty && top.seq == f.best_seq) return;  // the usual case: O(1)
+  double deadline = job_deadline(top.job);
+  f.best_dirty = false;
+  f.best_job = top.job;
+  if (f.published && deadline == f.best_deadline && top.seq == f.best_seq) return;
   if (!f.published) {
     f.published = true;
     ++n_published_;
   }
-  f.best_deadline = top.deadline;
+  f.best_deadline = deadline;
   f.best_seq = top.seq;
   f.ready_gen = ++next_gen_;
   ready_flows_.push({f.best_deadline, f.best_seq, f.ready_gen, flow});
@@ -320,12 +333,13 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
       std::uint32_t job = it->second;
       Flow& flow = flows_[f];
       Job& j = jobs_[job];
-      std::size_t pos = flow.chain.find(ChainKey{j.ud, j.seq, job});
-      flow.chain.erase(pos);
+      ChainKey old{j.ud, j.seq, job};
+      flow.chain.erase(old);
       j.work += work;
       j.ud += work / j.weight;
-      flow.chain.insert(ChainKey{j.ud, j.seq, job});  // at pos or later: it only moves back
-      rechain_from(f, pos);  // deadlines change from the job's old place on
+      flow.chain.insert(ChainKey{j.ud, j.seq, job}, j.work);   // it only moves back
+      if (j.in_ready) flows_[f].ready.push(ready_entry(job));  // the old entry is stale now
+      chain_changed(f, old);
       return job;
     }
   }
@@ -340,6 +354,7 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
     flow.u = 0;
     flow.chain_weight = 0;
     flow.served_v = flow.base;
+    ++flow.chain_gen;  // U restarts: the earlier chain's jobs all come first
   }
   std::uint32_t old_tail = flow.tail_job;
   std::uint32_t job = new_job(f, task.job);
@@ -350,11 +365,12 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
   }
   j.work = work;
   j.ud = flow.u + work / j.weight;
+  j.chain_gen = flow.chain_gen;
   j.in_chain = true;
   flow.chain_weight += j.weight;
   flow.tail_job = kNone;
-  std::size_t at = flow.chain.insert(ChainKey{j.ud, j.seq, job});
-  rechain_from(f, at);
+  flow.chain.insert(ChainKey{j.ud, j.seq, job}, work);
+  chain_changed(f, ChainKey{j.ud, j.seq, job});
   if (old_tail != kNone) release_job_if_done(old_tail);
   return job;
 }
@@ -371,7 +387,7 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
   double service = flow.weight * std::max(0.0, v_ - flow.served_v);
   flow.served_v = std::max(flow.served_v, v_);
   while (!flow.chain.empty()) {
-    std::uint32_t job = flow.chain[flow.chain.begin()].job;
+    std::uint32_t job = flow.chain.front().job;
     Job& j = jobs_[job];
     double need = (j.ud - flow.u) * flow.chain_weight;
     if (need > service) {
@@ -380,7 +396,9 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
     }
     service -= need;
     flow.u = j.ud;
-    flow.base += j.work / flow.weight;
+    // The chain's first job: its deadline is base + its own work, and stays so (frozen).
+    j.deadline = flow.base + j.work / flow.weight;
+    flow.base = j.deadline;
     flow.chain_weight -= j.weight;
     flow.chain.pop_front();
     j.in_chain = false;
@@ -392,26 +410,35 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
 void VirtualFairQueue::clear_chain(std::uint32_t f) {
   Flow& flow = flows_[f];
   if (flow.chain.empty()) return;
+  // Freeze every chain job's deadline before the chain goes; O(its jobs), each paid for by its
+  // insertion.
+  double prefix = 0;
+  flow.chain.for_each([&](const ChainKey& k, double work) {
+    prefix += work;
+    jobs_[k.job].deadline = flow.base + prefix / flow.weight;
+    jobs_[k.job].in_chain = false;
+  });
+  flow.chain.for_each([&](const ChainKey& k, double) { release_job_if_done(k.job); });
+  flow.chain.clear();
   flow.base = flow.end;
   flow.chain_weight = 0;
-  for (std::size_t i = flow.chain.begin(); i < flow.chain.end(); ++i) {
-    std::uint32_t job = flow.chain[i].job;
-    jobs_[job].in_chain = false;
-    release_job_if_done(job);  // leaves the chain alone
-  }
-  flow.chain.clear();
+  flow.best_dirty = true;  // the best job's deadline may differ in its last bits
+  refresh_ready(f);
 }
 
-// Deadlines from position `from` to the end of the chain follow each other from the one before.
-void VirtualFairQueue::rechain_from(std::uint32_t f, std::size_t from) {
+// The chain gained, lost or changed a job at `at`: every deadline from there on moved, and so
+// did E_u. Only the flow's best queued job's deadline is published anywhere; it moved if that job
+// is on the chain at or after `at` (jobs that left the chain keep theirs).
+void VirtualFairQueue::chain_changed(std::uint32_t f, const ChainKey& at) {
   Flow& flow = flows_[f];
-  double d = from == flow.chain.begin() ? flow.base : jobs_[flow.chain[from - 1].job].deadline;
-  for (std::size_t i = from; i < flow.chain.end(); ++i) {
-    std::uint32_t job = flow.chain[i].job;
-    d += jobs_[job].work / flow.weight;
-    set_job_deadline(job, d);
+  if (flow.published) {
+    const Job& best = jobs_[flow.best_job];
+    if (best.in_chain && !(ChainKey{best.ud, best.seq, flow.best_job} < at)) {
+      flow.best_dirty = true;
+    }
   }
-  set_flow_end(f, d);
+  refresh_ready(f);
+  set_flow_end(f, flow.base + flow.chain.total_work() / flow.weight);
 }
 
 std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
@@ -467,7 +494,7 @@ void VirtualFairQueue::remove(TaskId task) {
 
 std::optional<double> VirtualFairQueue::deadline_of(TaskId task) const {
   if (task >= job_of_task_.size() || job_of_task_[task] == kNone) return std::nullopt;
-  return jobs_[job_of_task_[task]].deadline;
+  return job_deadline(job_of_task_[task]);
 }
 
 }  // namespace chorus

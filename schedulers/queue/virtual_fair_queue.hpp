@@ -21,15 +21,17 @@
 // system when U reaches it. The chain runs in user-virtual-deadline order, so a user's short job
 // overtakes its own long ones instead of waiting behind them; a job that leaves moves the chain's
 // base by R_j / w_u, so later deadlines stay put. Tasks arriving for a job still in the user's
-// system grow the job (R_j and its user-virtual deadline). A new job whose user-virtual deadline
-// is not the last one re-chains the jobs after it: O(k log n) for k such jobs (O(log n) when
-// jobs arrive in deadline order, as equal jobs do).
+// system grow the job (R_j and its user-virtual deadline). A chain job's deadline is not stored:
+// it is the base plus the work of the chain up to and including the job, over w_u, read from the
+// prefix sums of a ChainTree in O(log k); so a job that overtakes k others moves their deadlines
+// without touching them, and the flow's queued jobs are kept in chain order, which overtaking
+// never changes. A job that leaves the chain keeps the deadline it had (frozen in Job::deadline).
 //
-// A flow is a user (uwfq) or a job (cfq). Apart from that re-chaining, every operation is O(log n)
-// in queued jobs and active flows, amortised over the flows retiring while V advances (a retiring
-// user's chain is dropped in O(its jobs), each job having paid for its insertion). Dispatch order
-// is kept in two levels: each flow's queued jobs by (deadline, seq) in a RunHeap (a sorted run
-// for jobs whose deadline is not below the flow's last one, the usual case, O(1) and cache-local;
+// A flow is a user (uwfq) or a job (cfq). Every operation is O(log n) in queued jobs and active
+// flows, amortised over the flows retiring while V advances (a retiring user's chain is dropped
+// in O(its jobs), each job having paid for its insertion). Dispatch order is kept in two levels:
+// each flow's queued jobs in deadline order (ReadyEntry) in a RunHeap (a sorted run for jobs
+// that come after the flow's last one, the usual case, O(1) and cache-local;
 // a binary heap for the others), and a heap over the flows' best jobs (as many as active flows),
 // so a decision at a million queued jobs touches a few cache lines instead of a path down a
 // million-entry heap. The smallest of the flows' smallest is the global smallest: the order is
@@ -55,6 +57,7 @@
 
 #include "core/status.hpp"
 #include "schedulers/policy.hpp"
+#include "schedulers/queue/chain_tree.hpp"
 #include "schedulers/queue/task_fifo.hpp"
 #include "schedulers/queue/work_estimator.hpp"
 
@@ -99,12 +102,17 @@ class VirtualFairQueue : public QueuePolicy {
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   enum class FlowState : std::uint8_t { idle, active, lingering };
 
+  // A flow's queued jobs in dispatch order. cfq: (0, deadline, seq). uwfq: (chain generation,
+  // user-virtual deadline, seq), the order of the user's chain, which later jobs overtaking
+  // earlier ones never changes (it moves deadlines, not their order; see job_deadline).
   struct ReadyEntry {
-    double deadline;
+    std::uint64_t epoch;
+    double key;
     std::uint64_t seq;
     std::uint32_t job;
     bool operator>(const ReadyEntry& o) const {
-      return deadline != o.deadline ? deadline > o.deadline : seq > o.seq;
+      if (epoch != o.epoch) return epoch > o.epoch;
+      return key != o.key ? key > o.key : seq > o.seq;
     }
   };
   // A min-heap that leaves superseded entries in place; `valid` tells them apart.
@@ -191,51 +199,6 @@ class VirtualFairQueue : public QueuePolicy {
     LazyHeap<Entry> heap_;
   };
 
-  struct ChainKey {
-    double ud;  // user-virtual deadline: U at arrival + R_j / w_j (grows with the job)
-    std::uint64_t seq;
-    std::uint32_t job;
-    bool operator<(const ChainKey& o) const { return ud != o.ud ? ud < o.ud : seq < o.seq; }
-  };
-  // A user's unfinished jobs in its own fair-queuing system, by ChainKey: a sorted vector whose
-  // jobs leave from a moving head. Inserting at position p moves the entries after p, which
-  // rechain_from walks anyway; no allocation per job, and positions are plain indices (valid
-  // until the next insert, erase or pop_front).
-  class Chain {
-   public:
-    bool empty() const { return head_ == v_.size(); }
-    std::size_t begin() const { return head_; }
-    std::size_t end() const { return v_.size(); }
-    const ChainKey& operator[](std::size_t i) const { return v_[i]; }
-    std::size_t insert(const ChainKey& k) {
-      auto at = std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_), v_.end(), k);
-      auto i = at - v_.begin();  // before the insert, which may reallocate
-      v_.insert(at, k);
-      return static_cast<std::size_t>(i);
-    }
-    // `k` must be in the chain.
-    std::size_t find(const ChainKey& k) const {
-      auto at = std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_), v_.end(), k);
-      return static_cast<std::size_t>(at - v_.begin());
-    }
-    void erase(std::size_t i) { v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(i)); }
-    void pop_front() {
-      if (++head_ == v_.size()) {
-        clear();
-      } else if (head_ >= 1024 && 2 * head_ >= v_.size()) {
-        v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
-        head_ = 0;
-      }
-    }
-    void clear() {
-      v_.clear();
-      head_ = 0;
-    }
-
-   private:
-    std::vector<ChainKey> v_;
-    std::size_t head_ = 0;
-  };
   struct Flow {
     double weight = 1;
     double start = 0;         // S: virtual start of the flow's current busy period
@@ -246,11 +209,12 @@ class VirtualFairQueue : public QueuePolicy {
     bool anonymous = false;  // a cfq task without a job: recycled once idle and drained
     std::uint32_t tail_job = kNone;  // cfq: the last job in its chain
     // uwfq, the user's own fair-queuing system over its jobs (see on_ready_user):
-    Chain chain;              // jobs not yet finished there, by user-virtual deadline
-    double u = 0;             // user-virtual time
-    double chain_weight = 0;  // Σ w_j over `chain`
-    double base = 0;          // S plus the work of chain jobs finished there, over w_u
-    double served_v = 0;      // V up to which the user's system has been advanced
+    ChainTree chain;              // jobs not yet finished there, by user-virtual deadline
+    std::uint64_t chain_gen = 0;  // +1 whenever the chain starts again from empty (U restarts)
+    double u = 0;                 // user-virtual time
+    double chain_weight = 0;      // Σ w_j over `chain`
+    double base = 0;              // S plus the work of chain jobs finished there, over w_u
+    double served_v = 0;          // V up to which the user's system has been advanced
     // The flow's queued jobs by (deadline, seq); its top, when there is one, is published in
     // ready_flows_ under ready_gen (see refresh_ready).
     RunHeap<ReadyEntry> ready;
@@ -259,20 +223,24 @@ class VirtualFairQueue : public QueuePolicy {
     std::uint64_t ready_gen = 0;
     double best_deadline = 0;
     std::uint64_t best_seq = 0;
+    std::uint32_t best_job = kNone;
+    bool best_dirty = true;  // best_deadline must be recomputed (the chain moved before it)
   };
+  // The fields ready_valid() and job_deadline() read come first: one cache line per look.
   struct Job {
     std::uint32_t flow = kNone;
-    double deadline = 0;
-    std::uint64_t seq = 0;
-    TaskFifo queued;       // may hold removed tasks, skipped lazily
-    std::size_t live = 0;  // queued tasks not removed
     bool in_ready = false;
-    std::string key;  // empty for one-task jobs
+    bool in_chain = false;  // uwfq
+    std::uint64_t seq = 0;
+    double deadline = 0;  // cfq; uwfq: frozen when the job leaves the chain (job_deadline)
     // uwfq:
-    double work = 0;    // R_j, core-seconds submitted so far
-    double weight = 1;  // w_j
     double ud = 0;
-    bool in_chain = false;
+    std::uint64_t chain_gen = 0;
+    double work = 0;       // R_j, core-seconds submitted so far
+    double weight = 1;     // w_j
+    std::size_t live = 0;  // queued tasks not removed
+    TaskFifo queued;       // may hold removed tasks, skipped lazily
+    std::string key;       // empty for one-task jobs
   };
   struct FlowReadyEntry {
     double deadline;
@@ -305,7 +273,13 @@ class VirtualFairQueue : public QueuePolicy {
   std::uint32_t on_ready_user(const TaskSpec& task, std::uint32_t flow, double work);
   void advance_chain(std::uint32_t flow);
   void clear_chain(std::uint32_t flow);
-  void rechain_from(std::uint32_t flow, std::size_t from);
+  void chain_changed(std::uint32_t flow, const ChainKey& at);
+  double job_deadline(std::uint32_t job) const;
+  ReadyEntry ready_entry(std::uint32_t job) const {
+    const Job& j = jobs_[job];
+    return kind_ == FlowKind::user ? ReadyEntry{j.chain_gen, j.ud, j.seq, job}
+                                   : ReadyEntry{0, j.deadline, j.seq, job};
+  }
 
   FlowKind kind_;
   FairQueueOptions options_;
@@ -327,7 +301,8 @@ class VirtualFairQueue : public QueuePolicy {
   }
   bool ready_valid(const ReadyEntry& e) const {
     const Job& j = jobs_[e.job];
-    return j.in_ready && j.seq == e.seq && j.deadline == e.deadline;
+    if (!j.in_ready || j.seq != e.seq) return false;
+    return kind_ == FlowKind::user ? j.chain_gen == e.epoch && j.ud == e.key : j.deadline == e.key;
   }
 
   LazyHeap<FlowEntry> active_;     // by E

@@ -162,3 +162,26 @@ TEST_CASE("Schedulers.FairQueueReference.OneUsersLargeBacklogInAnyOrder") {
   }
   CHECK(check.decisions() == 1510);
 }
+
+TEST_CASE("Schedulers.FairQueueReference.EachNewJobOvertakesAllEarlierOnes") {
+  // One user's jobs arrive shortest last, so each new job goes to the front of the user's chain
+  // and moves every later deadline; another user's jobs interleave. The queue keeps deadlines as
+  // prefix sums of the chain, and its choices must still be the smallest deadline.
+  FairQueueOptions o;
+  o.capacity_cores = 2;
+  UwfqQueue q(std::move(o));
+  ReferenceCheck check(q, 2);
+  for (int i = 0; i < 800; ++i) {
+    check.submit("shrinking", "s" + std::to_string(i), 10.0 - 0.01 * i);
+    if (i % 7 == 0) check.submit("steady", "t" + std::to_string(i), 0.5);
+    if (i % 3 == 0) {
+      check.wait(std::chrono::milliseconds(20));
+      check.decide();
+    }
+  }
+  while (check.queued() > 0) {
+    check.wait(std::chrono::milliseconds(20));
+    check.decide();
+  }
+  CHECK(q.size() == 0);
+}
