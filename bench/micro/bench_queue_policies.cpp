@@ -8,6 +8,9 @@
 // is why uwfq/cfq keep a sorted run per flow and a heap over flows. uwfq's timed loop at 10^6 also
 // includes, once, every user retiring from the virtual system (all jobs were queued at time 0
 // with V frozen, so each user's 1,000-job chain is dropped within the first ~2,000 decisions).
+// "uwfq_overtaking" is uwfq where every new job is shorter than all queued ones, so it goes to
+// the front of its user's chain and moves the deadline of each of the user's queued jobs (the
+// order that cost O(jobs per user) per arrival before the chain kept prefix sums).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -21,7 +24,7 @@ namespace {
 
 using namespace chorus;
 
-void decisions(benchmark::State& state, const std::string& policy) {
+void run_decisions(benchmark::State& state, const std::string& policy, bool overtaking) {
   const auto queued = static_cast<std::size_t>(state.range(0));
   constexpr std::size_t kUsers = 1000;
   auto registry = PolicyRegistry::with_builtins();
@@ -42,7 +45,15 @@ void decisions(benchmark::State& state, const std::string& policy) {
     tasks[i].estimate = std::chrono::milliseconds(100 + 37 * (i % 50));
   }
   TimePoint now{};
-  for (std::size_t i = 0; i < queued; ++i) q.on_ready(tasks[i], now);
+  std::int64_t arrivals = 0;
+  // Shorter than every job before it: 1000 s / (2 + arrivals so far).
+  auto shrink = [&](TaskSpec& t) {
+    if (overtaking) t.estimate = std::chrono::nanoseconds(1'000'000'000'000 / (2 + arrivals++));
+  };
+  for (std::size_t i = 0; i < queued; ++i) {
+    shrink(tasks[i]);
+    q.on_ready(tasks[i], now);
+  }
   std::vector<TaskId> free_ids;
   for (std::size_t i = tasks.size(); i > queued; --i)
     free_ids.push_back(static_cast<TaskId>(i - 1));
@@ -65,10 +76,19 @@ void decisions(benchmark::State& state, const std::string& policy) {
     }
     TaskId fresh = free_ids.back();
     free_ids.pop_back();
+    shrink(tasks[fresh]);
     q.on_ready(tasks[fresh], now);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
   state.counters["queued"] = static_cast<double>(q.size());
+}
+
+void decisions(benchmark::State& state, const std::string& policy) {
+  run_decisions(state, policy, false);
+}
+
+void decisions_overtaking(benchmark::State& state, const std::string& policy) {
+  run_decisions(state, policy, true);
 }
 
 }  // namespace
@@ -78,3 +98,4 @@ BENCHMARK_CAPTURE(decisions, fair, std::string("fair"))->Arg(10000)->Arg(100000)
 BENCHMARK_CAPTURE(decisions, ujf, std::string("ujf"))->Arg(100000);
 BENCHMARK_CAPTURE(decisions, cfq, std::string("cfq"))->Arg(100000);
 BENCHMARK_CAPTURE(decisions, uwfq, std::string("uwfq"))->Arg(10000)->Arg(100000)->Arg(1000000);
+BENCHMARK_CAPTURE(decisions_overtaking, uwfq, std::string("uwfq"))->Arg(100000)->Arg(1000000);

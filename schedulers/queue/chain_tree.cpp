@@ -1,5 +1,7 @@
 #include "schedulers/queue/chain_tree.hpp"
 
+#include <algorithm>
+
 namespace chorus {
 
 // splitmix64: cheap, and the same sequence everywhere.
@@ -73,6 +75,89 @@ std::uint32_t ChainTree::erase_at(std::uint32_t t, const ChainKey& key) {
 }
 
 void ChainTree::insert(const ChainKey& key, double work) {
+  if (!run_empty()) {
+    if (run_.back().key < key) {
+      run_append(key, work);  // the usual case: a user's next job
+      return;
+    }
+    if (!(key < run_[head_].key)) flush_run();  // lands inside the run
+    tree_insert(key, work);                     // below every run key (or the run is gone)
+    return;
+  }
+  if (root_ == kNil || nodes_[back_].key < key) {
+    run_append(key, work);
+  } else {
+    tree_insert(key, work);
+  }
+}
+
+void ChainTree::erase(const ChainKey& key) {
+  if (!run_empty() && !(key < run_[head_].key)) {
+    if (run_.back().key == key) {
+      run_.pop_back();  // the last job growing
+    } else if (run_[head_].key == key && root_ == kNil) {
+      ++head_;  // the chain's first job leaving
+    } else {
+      flush_run();
+      tree_erase(key);
+      return;
+    }
+    run_normalize();
+    return;
+  }
+  tree_erase(key);
+}
+
+double ChainTree::prefix_work(const ChainKey& key) const {
+  if (empty()) return 0;
+  if (front() == key) {  // the usual question, answered exactly (departures rely on it)
+    return root_ != kNil ? nodes_[front_].work : run_[head_].work;
+  }
+  if (run_empty() || key < run_[head_].key) return tree_prefix(key);
+  // Every treap key is below `key`: all of the treap, and the run up to `key`.
+  auto after = std::upper_bound(run_.begin() + static_cast<std::ptrdiff_t>(head_), run_.end(), key,
+                                [](const ChainKey& k, const RunEntry& e) { return k < e.key; });
+  return sum(root_) + ((after - 1)->cum - run_before_head());
+}
+
+void ChainTree::clear() {
+  nodes_.clear();  // keeps the capacity
+  free_.clear();
+  root_ = front_ = back_ = kNil;
+  size_ = 0;
+  run_.clear();
+  head_ = 0;
+}
+
+void ChainTree::run_append(const ChainKey& key, double work) {
+  double before = run_empty() ? 0.0 : run_.back().cum;
+  if (run_empty()) {
+    run_.clear();
+    head_ = 0;
+  }
+  run_.push_back(RunEntry{key, work, before + work});
+}
+
+void ChainTree::run_normalize() {
+  if (run_empty()) {
+    run_.clear();
+    head_ = 0;
+  } else if (head_ >= 1024 && 2 * head_ >= run_.size()) {
+    // Drop the left part and restart the running sums from zero (their rounding with them).
+    run_.erase(run_.begin(), run_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+    double cum = 0;
+    for (RunEntry& e : run_) e.cum = (cum += e.work);
+  }
+}
+
+void ChainTree::flush_run() {
+  for (std::size_t i = head_; i < run_.size(); ++i) tree_insert(run_[i].key, run_[i].work);
+  run_.clear();
+  head_ = 0;
+}
+
+void ChainTree::tree_insert(const ChainKey& key, double work) {
   std::uint32_t n;
   if (!free_.empty()) {
     n = free_.back();
@@ -85,12 +170,15 @@ void ChainTree::insert(const ChainKey& key, double work) {
   root_ = insert_at(root_, n);
   ++size_;
   if (front_ == kNil || key < nodes_[front_].key) front_ = n;
+  if (back_ == kNil || nodes_[back_].key < key) back_ = n;
 }
 
-void ChainTree::erase(const ChainKey& key) {
+void ChainTree::tree_erase(const ChainKey& key) {
   bool was_front = front_ != kNil && nodes_[front_].key == key;
+  bool was_back = back_ != kNil && nodes_[back_].key == key;
   root_ = erase_at(root_, key);
   if (was_front) front_ = leftmost();
+  if (was_back) back_ = rightmost();
 }
 
 std::uint32_t ChainTree::leftmost() const {
@@ -100,8 +188,14 @@ std::uint32_t ChainTree::leftmost() const {
   return t;
 }
 
-double ChainTree::prefix_work(const ChainKey& key) const {
-  if (front_ != kNil && nodes_[front_].key == key) return nodes_[front_].work;
+std::uint32_t ChainTree::rightmost() const {
+  std::uint32_t t = root_;
+  if (t == kNil) return kNil;
+  while (nodes_[t].right != kNil) t = nodes_[t].right;
+  return t;
+}
+
+double ChainTree::tree_prefix(const ChainKey& key) const {
   double acc = 0;
   std::uint32_t t = root_;
   while (t != kNil) {
@@ -114,14 +208,6 @@ double ChainTree::prefix_work(const ChainKey& key) const {
     }
   }
   return acc;
-}
-
-void ChainTree::clear() {
-  nodes_.clear();  // keeps the capacity
-  free_.clear();
-  root_ = kNil;
-  front_ = kNil;
-  size_ = 0;
 }
 
 }  // namespace chorus

@@ -104,14 +104,16 @@ class VirtualFairQueue : public QueuePolicy {
 
   // A flow's queued jobs in dispatch order. cfq: (0, deadline, seq). uwfq: (chain generation,
   // user-virtual deadline, seq), the order of the user's chain, which later jobs overtaking
-  // earlier ones never changes (it moves deadlines, not their order; see job_deadline).
+  // earlier ones never changes (it moves deadlines, not their order; see job_deadline). 24 bytes:
+  // the generation is compared as a serial number (wrapping), since the generations of one
+  // flow's queued jobs are never 2^31 apart.
   struct ReadyEntry {
-    std::uint64_t epoch;
     double key;
     std::uint64_t seq;
+    std::uint32_t epoch;
     std::uint32_t job;
     bool operator>(const ReadyEntry& o) const {
-      if (epoch != o.epoch) return epoch > o.epoch;
+      if (epoch != o.epoch) return static_cast<std::int32_t>(epoch - o.epoch) > 0;
       return key != o.key ? key > o.key : seq > o.seq;
     }
   };
@@ -210,7 +212,7 @@ class VirtualFairQueue : public QueuePolicy {
     std::uint32_t tail_job = kNone;  // cfq: the last job in its chain
     // uwfq, the user's own fair-queuing system over its jobs (see on_ready_user):
     ChainTree chain;              // jobs not yet finished there, by user-virtual deadline
-    std::uint64_t chain_gen = 0;  // +1 whenever the chain starts again from empty (U restarts)
+    std::uint32_t chain_gen = 0;  // +1 whenever the chain starts again from empty (U restarts)
     double u = 0;                 // user-virtual time
     double chain_weight = 0;      // Σ w_j over `chain`
     double base = 0;              // S plus the work of chain jobs finished there, over w_u
@@ -229,13 +231,13 @@ class VirtualFairQueue : public QueuePolicy {
   // The fields ready_valid() and job_deadline() read come first: one cache line per look.
   struct Job {
     std::uint32_t flow = kNone;
+    std::uint32_t chain_gen = 0;  // uwfq
     bool in_ready = false;
     bool in_chain = false;  // uwfq
     std::uint64_t seq = 0;
     double deadline = 0;  // cfq; uwfq: frozen when the job leaves the chain (job_deadline)
     // uwfq:
     double ud = 0;
-    std::uint64_t chain_gen = 0;
     double work = 0;       // R_j, core-seconds submitted so far
     double weight = 1;     // w_j
     std::size_t live = 0;  // queued tasks not removed
@@ -277,8 +279,8 @@ class VirtualFairQueue : public QueuePolicy {
   double job_deadline(std::uint32_t job) const;
   ReadyEntry ready_entry(std::uint32_t job) const {
     const Job& j = jobs_[job];
-    return kind_ == FlowKind::user ? ReadyEntry{j.chain_gen, j.ud, j.seq, job}
-                                   : ReadyEntry{0, j.deadline, j.seq, job};
+    return kind_ == FlowKind::user ? ReadyEntry{j.ud, j.seq, j.chain_gen, job}
+                                   : ReadyEntry{j.deadline, j.seq, 0, job};
   }
 
   FlowKind kind_;

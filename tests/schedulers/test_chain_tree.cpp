@@ -3,6 +3,7 @@
 // prefix sum, the front and the total checked after each step.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -42,37 +43,43 @@ void check_same(const ChainTree& t, const std::map<ChainKey, double>& m) {
   for (const ChainKey& k : walked) CHECK(k == (it++)->first);
 }
 
-}  // namespace
-
-TEST_CASE("Schedulers.ChainTree.AgreesWithAScanOnRandomOperations") {
-  std::mt19937_64 rng(11);
+// `in_order`: out of every 20 new keys, 19 are above all others (the sorted run's case) and one
+// lands anywhere (moving the run into the treap); otherwise every key lands anywhere.
+void random_operations(std::uint64_t seed, bool in_order) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> work(0.01, 5.0);
   ChainTree t;
   std::map<ChainKey, double> m;
   std::uint64_t seq = 0;
+  double top = 0;
   for (int step = 0; step < 3000; ++step) {
     auto r = rng() % 10;
     if (r < 5 || m.empty()) {
       // Keys tie on ud now and then, so seq breaks ties.
-      ChainKey k{static_cast<double>(rng() % 200) / 4.0, seq++, static_cast<std::uint32_t>(seq)};
+      double ud = static_cast<double>(rng() % 200) / 4.0;
+      if (in_order && rng() % 20 != 0) ud = (top += 0.25);
+      ChainKey k{ud, seq++, static_cast<std::uint32_t>(seq)};
       double w = work(rng);
       t.insert(k, w);
       m.emplace(k, w);
-    } else if (r < 7) {
+    } else if (r < 7 && !in_order) {
       auto it = std::next(m.begin(), static_cast<std::ptrdiff_t>(rng() % m.size()));
       t.erase(it->first);
       m.erase(it);
-    } else if (r < 8) {
+    } else if (r < 8 || (in_order && r < 9)) {
       t.pop_front();
       m.erase(m.begin());
     } else {
-      // A job grows: more work and a later key.
-      auto it = std::next(m.begin(), static_cast<std::ptrdiff_t>(rng() % m.size()));
+      // A job grows: more work and a later key (in order: mostly the last job).
+      auto it = in_order && rng() % 4 != 0
+                    ? std::prev(m.end())
+                    : std::next(m.begin(), static_cast<std::ptrdiff_t>(rng() % m.size()));
       ChainKey k = it->first;
       double w = it->second + work(rng);
       t.erase(k);
       m.erase(it);
       k.ud += 1.5;
+      top = std::max(top, k.ud);
       t.insert(k, w);
       m.emplace(k, w);
     }
@@ -87,6 +94,22 @@ TEST_CASE("Schedulers.ChainTree.AgreesWithAScanOnRandomOperations") {
   t.clear();
   CHECK(t.empty());
   CHECK(t.total_work() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("Schedulers.ChainTree.AgreesWithAScanOnRandomOperations") {
+  for (std::uint64_t seed : {11, 12}) {
+    CAPTURE(seed);
+    random_operations(seed, false);
+  }
+}
+
+TEST_CASE("Schedulers.ChainTree.AgreesWithAScanWhenKeysMostlyArriveInOrder") {
+  for (std::uint64_t seed : {13, 14}) {
+    CAPTURE(seed);
+    random_operations(seed, true);
+  }
 }
 
 TEST_CASE("Schedulers.ChainTree.DescendingInsertsStayShallow") {
