@@ -8,9 +8,10 @@
 // is why uwfq/cfq keep a sorted run per flow and a heap over flows. uwfq's timed loop at 10^6 also
 // includes, once, every user retiring from the virtual system (all jobs were queued at time 0
 // with V frozen, so each user's 1,000-job chain is dropped within the first ~2,000 decisions).
-// "uwfq_overtaking" is uwfq where every new job is shorter than all queued ones, so it goes to
-// the front of its user's chain and moves the deadline of each of the user's queued jobs (the
-// order that cost O(jobs per user) per arrival before the chain kept prefix sums).
+// "decisions_overtaking/uwfq" is uwfq where every new job is shorter than all queued ones, so it
+// goes to the front of its user's chain and moves the deadline of each of the user's queued jobs
+// (the order that cost O(jobs per user) per arrival before the chain kept prefix sums). Its
+// cluster has 64 cores, so V crawls and the users' chains (100 or 1,000 jobs each) stay whole.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -34,7 +35,7 @@ void run_decisions(benchmark::State& state, const std::string& policy, bool over
     return;
   }
   QueuePolicy& q = **made;
-  NodeInfo node{"n0", Resources{1 << 20, 0, 0}};
+  NodeInfo node{"n0", Resources{overtaking ? 64 : 1 << 20, 0, 0}};
   NodeView view{&node, node.capacity, 0};
   // Ids come from a pool twice the queue size: queued ones, running ones (finished oldest first,
   // at most half the queue) and free ones, reused for new jobs.
