@@ -41,6 +41,25 @@ std::string resolve_state_dir(const std::string& state_dir) {
   return std::filesystem::absolute(state_dir, ec).lexically_normal().string();
 }
 
+std::vector<std::pair<std::string, double>> past_runtimes(StateStore& store,
+                                                          const WorkflowGraph& graph,
+                                                          std::size_t runs) {
+  std::vector<std::pair<std::string, double>> samples;
+  auto listed = store.list_runs();  // oldest first
+  if (!listed.ok()) return samples;
+  std::size_t seen = 0;
+  for (auto r = listed->rbegin(); r != listed->rend() && seen < runs; ++r) {
+    if (r->workflow_name != graph.name) continue;
+    ++seen;
+    auto events = store.events(r->id);
+    if (!events.ok()) continue;
+    std::vector<JournalEvent> past;
+    for (const auto& e : *events) past.push_back({e.name, e.attempt, e.state, e.time});
+    for (auto& sample : history_samples(past, graph.tasks)) samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
 std::string journal_path(const std::string& state_dir) {
   return state_dir + "/chorus.db";
 }
@@ -87,20 +106,7 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   if (!store.ok()) return store.status();
   if (queue_name == "uwfq" || queue_name == "cfq") {
     // R_j from history: runtimes of this workflow's earlier runs in the journal (the newest 20).
-    queue_config.history.emplace();
-    if (auto runs = (*store)->list_runs(); runs.ok()) {  // oldest first
-      std::size_t seen = 0;
-      for (auto r = runs->rbegin(); r != runs->rend() && seen < 20; ++r) {
-        if (r->workflow_name != graph.name) continue;
-        ++seen;
-        auto events = (*store)->events(r->id);
-        if (!events.ok()) continue;
-        std::vector<JournalEvent> past;
-        for (const auto& e : *events) past.push_back({e.name, e.attempt, e.state, e.time});
-        for (auto& sample : history_samples(past, graph.tasks))
-          queue_config.history->push_back(sample);
-      }
-    }
+    queue_config.history = past_runtimes(**store, graph);
     if (auto with_history = registry->make_queue(queue_name, queue_config); with_history.ok()) {
       queue = std::move(with_history);
     }

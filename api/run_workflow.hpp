@@ -53,6 +53,13 @@ struct RunOutcome {
 // folder or journal). A run whose tasks fail is NOT an error: see RunOutcome::summary.status.
 Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& options);
 
+// Runtime samples (job class, seconds) from the journal's newest `runs` earlier runs of the
+// graph's workflow (same name): what HistoryWork learns from under uwfq/cfq, and the runtimes
+// chorus simulate gives a workflow's tasks that declare no estimate. Unreadable runs are skipped.
+std::vector<std::pair<std::string, double>> past_runtimes(StateStore& store,
+                                                          const WorkflowGraph& graph,
+                                                          std::size_t runs = 20);
+
 // The state folder's journal path and a run's log folder (for status/logs commands).
 std::string journal_path(const std::string& state_dir);
 std::string run_log_dir(const std::string& state_dir, const std::string& run_id);

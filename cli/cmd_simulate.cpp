@@ -12,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "cli/workflow_input.hpp"
+#include "cli/workflow_workload.hpp"
 #include "core/text.hpp"
 #include "schedulers/policy_registry.hpp"
 #include "schedulers/queue/cfq_queue.hpp"
@@ -36,6 +37,7 @@ struct Args {
   std::string placement = "first-fit";
   std::string weights;
   std::string partition;
+  std::string state_dir;
   std::string records;
   std::string grace;
   std::uint64_t seed = 1;
@@ -104,55 +106,22 @@ Result<std::unique_ptr<QueuePolicy>> make_policy(
   return registry.make_queue(name, fair_share ? config : QueueConfig{});
 }
 
-// A workflow file as one job: tasks' declared estimates are their runtimes.
-Result<sim::Workload> workflow_as_workload(const std::string& path) {
-  auto graph = load_workflow_for_cli(path, /*oversubscribe=*/true);
-  if (!graph.ok()) return graph.status();
-  sim::Workload w;
-  w.name = graph->name;
-  sim::SimJob job;
-  job.id = graph->name.empty() ? path : graph->name;
-  job.user = "default";
-  // Tasks in a topological order, so `after` points at earlier tasks.
-  const auto& tasks = graph->tasks;
-  std::vector<std::size_t> pending(tasks.size()), order, position(tasks.size());
-  auto dependents = dependents_of(*graph);
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    pending[i] = tasks[i].after.size();
-    if (pending[i] == 0) order.push_back(i);
-  }
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    for (auto d : dependents[order[k]]) {
-      if (--pending[d] == 0) order.push_back(d);
-    }
-  }
-  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
-  for (auto i : order) {
-    const TaskSpec& t = tasks[i];
-    if (t.estimate <= Duration::zero()) {
-      return invalid_argument(
-          path + ": task '" + t.name +
-          "' has no runtime to simulate: give it an estimate (e.g. estimate: 30s)");
-    }
-    if (!t.user.empty() && job.user == "default") job.user = t.user;
-    sim::SimTask st;
-    st.runtime_s = std::chrono::duration<double>(t.estimate).count();
-    st.cores = std::max(1, t.total().cores);
-    for (auto a : t.after) st.after.push_back(static_cast<std::uint32_t>(position[a]));
-    job.tasks.push_back(std::move(st));
-  }
-  w.jobs.push_back(std::move(job));
-  return w;
+bool is_workflow_file(const Args& a) {
+  auto ends_with = [&](std::string_view s) {
+    return a.workload.size() >= s.size() &&
+           a.workload.compare(a.workload.size() - s.size(), s.size(), s) == 0;
+  };
+  return ends_with(".yaml") || ends_with(".yml");
 }
 
 Result<sim::Workload> load_workload(const Args& a, std::uint64_t seed) {
   if (a.workload.rfind("gen:", 0) == 0)
     return sim::generate_workload(a.workload.substr(4), seed, a.scale);
-  auto ends_with = [&](std::string_view s) {
-    return a.workload.size() >= s.size() &&
-           a.workload.compare(a.workload.size() - s.size(), s.size(), s) == 0;
-  };
-  if (ends_with(".yaml") || ends_with(".yml")) return workflow_as_workload(a.workload);
+  if (is_workflow_file(a)) {
+    auto w = workflow_workload(a.workload, a.state_dir);
+    if (!w.ok()) return w.status();
+    return std::move(w->workload);
+  }
   return sim::load_workload_file(a.workload);
 }
 
@@ -196,6 +165,12 @@ void run_simulate(const Args& a) {
   if (!cluster.ok()) fail(cluster.status());
   auto weights = parse_weights(a.weights);
   if (!weights.ok()) fail(weights.status());
+  if (a.weights.empty() && is_workflow_file(a)) {
+    // A workflow's own `scheduler: {weights: ...}`, unless --weights overrides them.
+    auto w = workflow_workload(a.workload, a.state_dir);
+    if (!w.ok()) fail(w.status());
+    *weights = w->user_weights;
+  }
   std::optional<Duration> grace;
   if (!a.grace.empty()) {
     auto g = parse_duration(a.grace);
@@ -321,7 +296,11 @@ void add_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--partition", args->partition,
                   "Split divisible jobs into tasks of about this runtime (e.g. 0.5s)");
-  cmd->add_option("--weights", args->weights, "User weights, USER=W,... (fair, ujf, cfq, uwfq)");
+  cmd->add_option("--weights", args->weights,
+                  "User weights, USER=W,... (fair, ujf, cfq, uwfq; default: a workflow's own)");
+  cmd->add_option("--state", args->state_dir,
+                  "State folder whose journal gives a workflow's tasks without an estimate their "
+                  "past runtimes (default: .chorus)");
   cmd->add_option("--grace", args->grace, "UWFQ/CFQ grace period for returning users (e.g. 1s)");
   cmd->add_option("--records", args->records,
                   "Write per-job records (first seed) to FILE.csv or FILE.json");

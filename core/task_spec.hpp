@@ -47,8 +47,9 @@ struct TaskSpec {
   std::string name;  // unique in its workflow; sweep members are "base[var=value,...]"
   TaskKind kind = TaskKind::executable;
   std::string user;  // owner for fair-share policies; empty = the workflow's user
-  std::string
-      job;  // the job this task belongs to, for fair-share policies; empty = one job per task
+  // Its job, for fair-share policies (workflow files: the entry's name unless `job:` says
+  // otherwise); empty = a job of its own.
+  std::string job;
   Resources per_rank{1, 0, 0};
   int ranks = 1;
   // Kind mpi: how many nodes the ranks are spread over (block distribution, like srun -N). 0 = on

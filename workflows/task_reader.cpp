@@ -416,7 +416,6 @@ bool apply_partition(const Partition& p, const MapEntry* estimate, const std::st
   t.estimate = std::chrono::duration_cast<Duration>(
       std::chrono::duration<double>(work / static_cast<double>(n)));
   set_env(t.env, "CHORUS_PARTS", LocatedText{std::to_string(n), p.pos});
-  if (t.job.empty()) t.job = t.name;
   return true;
 }
 
@@ -590,6 +589,9 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
     ok = apply_partition(*partition, find_entry(entries, "estimate"), where, t, diags) && ok;
   if (diags.reports() != before) ok = false;
   if (!ok) return std::nullopt;
+  // A task entry is one job for the fair-share policies (a sweep's members together, as a task
+  // array is one job), unless `job:` groups entries otherwise.
+  if (t.job.empty()) t.job = t.name;
   return t;
 }
 

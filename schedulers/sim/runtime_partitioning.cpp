@@ -1,6 +1,7 @@
 #include "schedulers/sim/runtime_partitioning.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace chorus::sim {
 
@@ -8,8 +9,16 @@ Workload partition_divisible(const Workload& w, double target_s) {
   Workload out;
   out.name = w.name;
   out.jobs.reserve(w.jobs.size());
-  for (const SimJob& j : w.jobs) {
-    if (!j.divisible || !(target_s > 0)) {
+  // Jobs tied to others by after_other keep their task indices (the references name them).
+  std::vector<bool> tied(w.jobs.size(), false);
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    for (const SimTask& t : w.jobs[i].tasks) {
+      for (const TaskRef& r : t.after_other) tied[i] = tied[r.job] = true;
+    }
+  }
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    const SimJob& j = w.jobs[i];
+    if (!j.divisible || !(target_s > 0) || tied[i]) {
       out.jobs.push_back(j);
       continue;
     }
@@ -25,7 +34,7 @@ Workload partition_divisible(const Workload& w, double target_s) {
       }
       first[k] = static_cast<std::uint32_t>(split.tasks.size());
       for (double piece : partition_runtime(t.runtime_s, target_s)) {
-        split.tasks.push_back(SimTask{piece, t.cores, after});
+        split.tasks.push_back(SimTask{piece, t.cores, after, {}});
       }
       count[k] = static_cast<std::uint32_t>(split.tasks.size()) - first[k];
     }

@@ -15,7 +15,8 @@ namespace chorus::sim {
 using chorus::partition_runtime;
 
 // Splits every task of every divisible job; dependencies between split tasks are kept (a piece of
-// task b waits for all pieces of a when b waited for a). Jobs that are not divisible are copied.
+// task b waits for all pieces of a when b waited for a). Jobs that are not divisible, and jobs
+// tied to other jobs by after_other (their task indices are referenced), are copied.
 Workload partition_divisible(const Workload& w, double target_s);
 
 }  // namespace chorus::sim

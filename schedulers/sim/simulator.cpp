@@ -113,13 +113,15 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   for (std::size_t j = 0; j < n_jobs; ++j) {
     for (TaskId t = first[j]; t < first[j + 1]; ++t) job_of[t] = static_cast<std::uint32_t>(j);
   }
-  // Dependents inside each job, as task-local indices (CSR over global ids).
+  // Dependents, inside each job and across jobs (after_other), as global ids (CSR).
   std::vector<std::uint32_t> waiting(n_tasks, 0), dep_start(n_tasks + 1, 0), deps;
   for (std::size_t j = 0; j < n_jobs; ++j) {
     const auto& tasks = workload.jobs[j].tasks;
     for (std::size_t k = 0; k < tasks.size(); ++k) {
-      waiting[first[j] + k] = static_cast<std::uint32_t>(tasks[k].after.size());
+      waiting[first[j] + k] =
+          static_cast<std::uint32_t>(tasks[k].after.size() + tasks[k].after_other.size());
       for (auto a : tasks[k].after) ++dep_start[first[j] + a + 1];
+      for (const TaskRef& r : tasks[k].after_other) ++dep_start[first[r.job] + r.task + 1];
     }
   }
   for (std::size_t t = 0; t < n_tasks; ++t) dep_start[t + 1] += dep_start[t];
@@ -131,6 +133,8 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       for (std::size_t k = 0; k < tasks.size(); ++k) {
         for (auto a : tasks[k].after)
           deps[fill[first[j] + a]++] = first[j] + static_cast<TaskId>(k);
+        for (const TaskRef& r : tasks[k].after_other)
+          deps[fill[first[r.job] + r.task]++] = first[j] + static_cast<TaskId>(k);
       }
     }
   }
@@ -231,7 +235,8 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       s.estimate = Duration(to_nanos(job.tasks[k].runtime_s));
     }
     for (std::size_t k = 0; k < job.tasks.size(); ++k) {
-      if (job.tasks[k].after.empty()) make_ready(first[j] + static_cast<TaskId>(k), now);
+      // Tasks whose waits (other jobs' tasks included) all ended before the job arrived, too.
+      if (waiting[first[j] + k] == 0) make_ready(first[j] + static_cast<TaskId>(k), now);
     }
   };
 
@@ -247,7 +252,8 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
     u.demand -= spec.per_rank.cores;
     queue.on_finish(spec, TaskState::succeeded, Duration(now - started_at[t]), to_time(now));
     for (auto d = dep_start[t]; d < dep_start[t + 1]; ++d) {
-      if (--waiting[deps[d]] == 0) make_ready(deps[d], now);
+      // A dependent in a job that has not arrived yet becomes ready when its job arrives.
+      if (--waiting[deps[d]] == 0 && jobs[job_of[deps[d]]].specs) make_ready(deps[d], now);
     }
     if (--jobs[j].unfinished == 0) {
       result.jobs[j].finish_s = to_seconds(now);

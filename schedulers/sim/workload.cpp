@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <unordered_set>
+#include <vector>
 
 namespace chorus::sim {
 namespace {
@@ -11,6 +12,62 @@ std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", s);
   return buf;
+}
+
+// Tasks that wait for other jobs' tasks: every job must arrive on its own (a closed-loop job
+// arrives when its predecessor ends, which such a wait could prevent forever), and the waits
+// together with each job's own must form no cycle (Kahn's algorithm over all tasks).
+Status check_cross_job_order(const Workload& w) {
+  bool crossing = false;
+  bool closed_loop = false;
+  std::vector<std::size_t> first(w.jobs.size() + 1, 0);
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+    closed_loop = closed_loop || w.jobs[j].after_previous;
+    for (const auto& t : w.jobs[j].tasks) crossing = crossing || !t.after_other.empty();
+    first[j + 1] = first[j] + w.jobs[j].tasks.size();
+  }
+  if (!crossing) return {};
+  if (closed_loop) {
+    return invalid_argument(
+        "tasks wait for other jobs' tasks in a workload with closed-loop (after_previous) jobs; "
+        "give every job an arrival time");
+  }
+  const std::size_t n = first.back();
+  std::vector<std::uint32_t> waiting(n, 0);
+  std::vector<std::vector<std::size_t>> dependents(n);
+  for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+    for (std::size_t k = 0; k < w.jobs[j].tasks.size(); ++k) {
+      const SimTask& t = w.jobs[j].tasks[k];
+      waiting[first[j] + k] = static_cast<std::uint32_t>(t.after.size() + t.after_other.size());
+      for (auto a : t.after) dependents[first[j] + a].push_back(first[j] + k);
+      for (const TaskRef& r : t.after_other)
+        dependents[first[r.job] + r.task].push_back(first[j] + k);
+    }
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t t = 0; t < n; ++t) {
+    if (waiting[t] == 0) ready.push_back(t);
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    std::size_t t = ready.back();
+    ready.pop_back();
+    ++done;
+    for (auto d : dependents[t]) {
+      if (--waiting[d] == 0) ready.push_back(d);
+    }
+  }
+  if (done < n) {
+    for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+      for (std::size_t k = 0; k < w.jobs[j].tasks.size(); ++k) {
+        if (waiting[first[j] + k] > 0) {
+          return invalid_argument("job '" + w.jobs[j].id + "' task " + std::to_string(k) +
+                                  " waits, through other jobs' tasks, for itself (a cycle)");
+        }
+      }
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -69,9 +126,16 @@ Status validate_workload(const Workload& w) {
                                   ", which is not an earlier task of the job");
         }
       }
+      for (const TaskRef& r : t.after_other) {
+        if (r.job >= w.jobs.size() || r.job == i || r.task >= w.jobs[r.job].tasks.size()) {
+          return invalid_argument(task + " waits for task " + std::to_string(r.task) + " of job #" +
+                                  std::to_string(r.job + 1) +
+                                  ", which is not a task of another job of the workload");
+        }
+      }
     }
   }
-  return {};
+  return check_cross_job_order(w);
 }
 
 }  // namespace chorus::sim

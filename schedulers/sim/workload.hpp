@@ -18,10 +18,19 @@ namespace chorus::sim {
 enum class SizeClass : std::uint8_t { unknown, small, large };
 const char* to_string(SizeClass c);
 
+// A task of another job of the workload: jobs[job].tasks[task].
+struct TaskRef {
+  std::uint32_t job;
+  std::uint32_t task;
+};
+
 struct SimTask {
   double runtime_s = 0;  // true runtime; also the oracle's estimate
   int cores = 1;
   std::vector<std::uint32_t> after;  // indices of earlier tasks of the same job
+  // Tasks of other jobs it waits for (a workflow's users' and jobs' tasks depending on each
+  // other); only in workloads whose jobs all have a fixed arrival (no after_previous).
+  std::vector<TaskRef> after_other;
 };
 
 struct SimJob {
@@ -46,7 +55,9 @@ struct Workload {
 
 // Errors (invalid_argument, naming the job): an empty or duplicate id, a job arriving before
 // time 0, a weight that is not a positive number, a job with no tasks, a task with no runtime (or a
-// non-finite one), a task asking for no cores, an `after` index that is not an earlier task.
+// non-finite one), a task asking for no cores, an `after` index that is not an earlier task, an
+// `after_other` naming no task of another job, a cycle through `after_other`, `after_other` in a
+// workload with closed-loop (after_previous) jobs.
 Status validate_workload(const Workload& w);
 
 }  // namespace chorus::sim

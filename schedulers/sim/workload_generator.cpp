@@ -108,7 +108,7 @@ Workload user_mix(const Mix& mix, bool back_to_back, SimRandom& rng, double scal
         j.arrival_s = t;
       }
       for (int i = 0; i < shape.tasks; ++i) {
-        j.tasks.push_back(SimTask{shape.runtime_s * rng.uniform(0.75, 1.25), 1, {}});
+        j.tasks.push_back(SimTask{shape.runtime_s * rng.uniform(0.75, 1.25), 1, {}, {}});
       }
       w.jobs.push_back(std::move(j));
     }
@@ -142,7 +142,7 @@ Workload trace_like(SimRandom& rng, double scale) {
     j.size = runtime < 60 ? SizeClass::small : SizeClass::large;
     j.arrival_s = arrivals[k];
     j.divisible = true;
-    j.tasks.push_back(SimTask{runtime, 1, {}});
+    j.tasks.push_back(SimTask{runtime, 1, {}, {}});
     w.jobs.push_back(std::move(j));
   }
   return w;

@@ -331,7 +331,7 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
     if (!arrival.ok()) return arrival.status();
     auto runtime = csv_number(fields[static_cast<std::size_t>(col_runtime)], where + ": runtime");
     if (!runtime.ok()) return runtime.status();
-    SimTask task{*runtime, 1, {}};
+    SimTask task{*runtime, 1, {}, {}};
     if (col_cores >= 0) {
       auto c = csv_number(fields[static_cast<std::size_t>(col_cores)], where + ": cores");
       if (!c.ok()) return c.status();

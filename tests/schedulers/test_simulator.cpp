@@ -25,7 +25,7 @@ SimJob job(std::string id, std::string user, double arrival, std::vector<double>
   j.id = std::move(id);
   j.user = std::move(user);
   j.arrival_s = arrival;
-  for (double r : runtimes) j.tasks.push_back(SimTask{r, 1, {}});
+  for (double r : runtimes) j.tasks.push_back(SimTask{r, 1, {}, {}});
   return j;
 }
 
@@ -153,6 +153,49 @@ TEST_CASE("Schedulers.Sim.DependenciesAndClosedLoopArrivals") {
   CHECK(r.jobs[1].arrival_s == doctest::Approx(5.5 + 1));
   CHECK(r.jobs[1].finish_s == doctest::Approx(7.5));
   CHECK(r.decisions == 3);
+}
+
+TEST_CASE("Schedulers.Sim.TasksWaitForOtherJobsTasks") {
+  // b's task 0 waits for a's task 1 (ends at 3 s); c arrives at 4 s and waits for b's task 0,
+  // which ended before c arrived, so c starts at once.
+  Workload w;
+  SimJob a = job("a", "u", 0, {1, 3});
+  SimJob b = job("b", "v", 0, {2, 1});
+  b.tasks[0].after_other = {TaskRef{0, 1}};
+  SimJob c = job("c", "v", 4, {1});
+  c.tasks[0].after_other = {TaskRef{1, 0}};
+  w.jobs = {a, b, c};
+  REQUIRE(validate_workload(w).ok());
+  SimResult r = run(w, "1x4", "fifo");
+  CHECK(r.jobs[0].finish_s == doctest::Approx(3));
+  CHECK(r.jobs[1].finish_s == doctest::Approx(5));  // its task 1 ran at 0-1, task 0 at 3-5
+  CHECK(r.jobs[2].start_s == doctest::Approx(5));   // b's task 0 ends at 5, after c arrived
+  CHECK(r.jobs[2].finish_s == doctest::Approx(6));
+  // Runtime partitioning leaves jobs tied by such waits whole (their indices are referenced).
+  for (auto& j : w.jobs) j.divisible = true;
+  w.jobs.push_back(job("d", "u", 0, {2}));
+  w.jobs.back().divisible = true;
+  Workload p = partition_divisible(w, 0.5);
+  CHECK(p.jobs[1].tasks.size() == 2);
+  CHECK(p.jobs[3].tasks.size() == 4);
+  CHECK(validate_workload(p).ok());
+}
+
+TEST_CASE("Schedulers.Sim.BadWaitsOnOtherJobsAreClearErrors") {
+  auto error_of = [](const Workload& w) { return validate_workload(w).message(); };
+  Workload w;
+  w.jobs = {job("a", "u", 0, {1}), job("b", "u", 0, {1})};
+  w.jobs[1].tasks[0].after_other = {TaskRef{0, 5}};
+  CHECK(contains(error_of(w), "job 'b' task 0 waits for task 5 of job #1, which is not a task"));
+  w.jobs[1].tasks[0].after_other = {TaskRef{1, 0}};  // its own job: that is `after`
+  CHECK(contains(error_of(w), "which is not a task of another job"));
+  w.jobs[1].tasks[0].after_other = {TaskRef{0, 0}};
+  w.jobs[0].tasks[0].after_other = {TaskRef{1, 0}};
+  CHECK(contains(error_of(w), "waits, through other jobs' tasks, for itself (a cycle)"));
+  w.jobs[0].tasks[0].after_other.clear();
+  CHECK(validate_workload(w).ok());
+  w.jobs[0].after_previous = true;
+  CHECK(contains(error_of(w), "closed-loop (after_previous) jobs"));
 }
 
 TEST_CASE("Schedulers.Sim.RuntimePartitioningSplitsDivisibleJobsOnly") {

@@ -22,13 +22,17 @@ std::string env_of(const TaskSpec& t, const std::string& key) {
 }  // namespace
 
 TEST_CASE("Workflows.Partition.JobKeySetsTheTasksJob") {
+  // Without `job:`, an entry is its job: a sweep's members share it.
   auto g = parse(R"Y(tasks:
   - {name: a, command: [x], job: etl}
   - {name: b, command: [x]}
+  - {name: c, command: [x, "{i}"], foreach: {i: "range(0, 3)"}}
 )Y");
   REQUIRE_MESSAGE(g.ok(), g.status().message());
+  REQUIRE(g->tasks.size() == 5);
   CHECK(g->tasks[0].job == "etl");
-  CHECK(g->tasks[1].job.empty());
+  CHECK(g->tasks[1].job == "b");
+  for (std::size_t k = 2; k < 5; ++k) CHECK(g->tasks[k].job == "c");
   CHECK(contains(error_of("tasks:\n  - {name: a, command: [x], job: ''}\n"),
                  "wf.yaml:2:34: 'job' in task 'a' must not be empty"));
 }

@@ -1,0 +1,126 @@
+#include "cli/workflow_workload.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "api/run_workflow.hpp"
+#include "cli/journal_access.hpp"
+#include "cli/task_locations.hpp"
+#include "cli/workflow_input.hpp"
+#include "schedulers/queue/work_estimator.hpp"
+
+namespace chorus::cli {
+namespace {
+
+// Mean seconds per job class over the journal's earlier runs of the workflow; empty when there
+// is no journal (a workflow never run here).
+std::unordered_map<std::string, double> mean_runtimes(const std::string& state_dir,
+                                                      const WorkflowGraph& graph) {
+  std::unordered_map<std::string, double> means;
+  auto store = open_journal(state_dir);
+  if (!store.ok()) return means;
+  std::unordered_map<std::string, std::pair<double, std::size_t>> sums;
+  for (const auto& [job_class, seconds] : past_runtimes(**store, graph)) {
+    auto& [sum, n] = sums[job_class];
+    sum += seconds;
+    ++n;
+  }
+  for (const auto& [job_class, s] : sums)
+    means[job_class] = s.first / static_cast<double>(s.second);
+  return means;
+}
+
+// Task ids in a topological order (the graph's dependencies point at earlier positions).
+std::vector<std::size_t> topological_order(const WorkflowGraph& graph) {
+  const auto& tasks = graph.tasks;
+  std::vector<std::size_t> pending(tasks.size()), order;
+  auto dependents = dependents_of(graph);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    pending[i] = tasks[i].after.size();
+    if (pending[i] == 0) order.push_back(i);
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    for (auto d : dependents[order[k]]) {
+      if (--pending[d] == 0) order.push_back(d);
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::string& state_dir) {
+  auto graph = load_workflow_for_cli(path, /*oversubscribe=*/true);
+  if (!graph.ok()) return graph.status();
+  const auto& tasks = graph->tasks;
+
+  // Runtimes: declared, else learned from the journal, else a located error.
+  const auto learned = mean_runtimes(state_dir, *graph);
+  std::vector<double> runtime(tasks.size(), 0);
+  for (const auto& t : tasks) {
+    if (t.estimate > Duration::zero()) {
+      runtime[t.id] = std::chrono::duration<double>(t.estimate).count();
+    } else if (auto it = learned.find(job_class_of(t)); it != learned.end() && it->second > 0) {
+      runtime[t.id] = it->second;
+    }
+  }
+  if (Status s = locate_missing_estimates(
+          *graph, display_path(path), [&](const TaskSpec& t) { return runtime[t.id] <= 0; },
+          "chorus simulate needs a runtime for every task",
+          "add 'estimate: 30s' (its expected runtime), or run the workflow once so the journal "
+          "has its runtimes");
+      !s.ok()) {
+    return s;
+  }
+
+  // Jobs by (user, job), in the order they first appear in a topological order of the tasks, so
+  // each job's own tasks come after the ones they wait for.
+  WorkflowWorkload out;
+  out.user_weights = graph->scheduler.weights;
+  sim::Workload& w = out.workload;
+  w.name = graph->name;
+  std::map<std::pair<std::string, std::string>, std::uint32_t> job_index;
+  std::map<std::string, std::size_t> users_of_job;  // a job name used by several users
+  for (const auto& t : tasks) {
+    std::string user = t.user.empty() ? "default" : t.user;
+    if (job_index.emplace(std::pair{user, t.job}, 0).second) ++users_of_job[t.job];
+  }
+  job_index.clear();
+  std::vector<sim::TaskRef> where(tasks.size());
+  for (auto i : topological_order(*graph)) {
+    const TaskSpec& t = tasks[i];
+    std::string user = t.user.empty() ? "default" : t.user;
+    auto [it, added] =
+        job_index.emplace(std::pair{user, t.job}, static_cast<std::uint32_t>(w.jobs.size()));
+    if (added) {
+      sim::SimJob job;
+      job.id = users_of_job[t.job] > 1 ? t.job + "@" + user : t.job;
+      job.user = user;
+      job.job_class = t.job;
+      if (auto jw = graph->scheduler.job_weights.find(t.job);
+          jw != graph->scheduler.job_weights.end()) {
+        job.weight = jw->second;
+      }
+      w.jobs.push_back(std::move(job));
+    }
+    sim::SimJob& job = w.jobs[it->second];
+    sim::SimTask st;
+    st.runtime_s = runtime[i];
+    st.cores = std::max(1, t.total().cores);
+    for (auto a : t.after) {
+      if (where[a].job == it->second) {
+        st.after.push_back(where[a].task);
+      } else {
+        st.after_other.push_back(where[a]);
+      }
+    }
+    where[i] = sim::TaskRef{it->second, static_cast<std::uint32_t>(job.tasks.size())};
+    job.tasks.push_back(std::move(st));
+  }
+  return out;
+}
+
+}  // namespace chorus::cli
