@@ -123,6 +123,7 @@ std::uint32_t VirtualFairQueue::flow_for(const TaskSpec& task) {
     }
   }
   flows_.push_back(f);
+  if (kind_ == FlowKind::user) chains_.emplace_back();
   auto id = static_cast<std::uint32_t>(flows_.size() - 1);
   if (!anonymous) flow_by_name_.emplace(name, id);
   return id;
@@ -202,7 +203,6 @@ void VirtualFairQueue::set_flow_end(std::uint32_t flow, double end) {
 void VirtualFairQueue::set_job_deadline(std::uint32_t job, double deadline) {
   Job& j = jobs_[job];
   j.deadline = deadline;
-  flows_[j.flow].best_dirty = true;
   if (!j.in_ready) return;
   flows_[j.flow].ready.push(ready_entry(job));  // the old entry is stale now
   refresh_ready(j.flow);
@@ -212,7 +212,7 @@ double VirtualFairQueue::job_deadline(std::uint32_t job) const {
   const Job& j = jobs_[job];
   if (kind_ != FlowKind::user || !j.in_chain) return j.deadline;
   const Flow& f = flows_[j.flow];
-  return f.base + f.chain.prefix_work(ChainKey{j.ud, j.seq, job}) / f.weight;
+  return f.base + chains_[j.flow].prefix_work(ChainKey{j.ud, j.seq, job}) / f.weight;
 }
 
 void VirtualFairQueue::mark_ready(std::uint32_t job) {
@@ -247,10 +247,15 @@ void VirtualFairQueue::refresh_ready(std::uint32_t flow) {
     return;
   }
   const ReadyEntry& top = f.ready.top();
-  if (f.published && !f.best_dirty && top.seq == f.best_seq) return;  // the usual case: O(1)
-  double deadline = job_deadline(top.job);
-  f.best_dirty = false;
-  f.best_job = top.job;
+  double deadline;
+  if (kind_ == FlowKind::user) {
+    if (f.published && !f.best_dirty && top.seq == f.best_seq) return;  // the usual case: O(1)
+    deadline = job_deadline(top.job);
+    f.best_dirty = false;
+    f.best_job = top.job;
+  } else {
+    deadline = top.key;  // cfq's entries carry the deadline itself
+  }
   if (f.published && deadline == f.best_deadline && top.seq == f.best_seq) return;
   if (!f.published) {
     f.published = true;
@@ -331,13 +336,12 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
     if (it != job_by_key_.end() && jobs_[it->second].flow == f && jobs_[it->second].in_chain) {
       // The job is still unfinished in the user's system: it grows and may move back.
       std::uint32_t job = it->second;
-      Flow& flow = flows_[f];
       Job& j = jobs_[job];
       ChainKey old{j.ud, j.seq, job};
-      flow.chain.erase(old);
+      chains_[f].erase(old);
       j.work += work;
       j.ud += work / j.weight;
-      flow.chain.insert(ChainKey{j.ud, j.seq, job}, j.work);   // it only moves back
+      chains_[f].insert(ChainKey{j.ud, j.seq, job}, j.work);   // it only moves back
       if (j.in_ready) flows_[f].ready.push(ready_entry(job));  // the old entry is stale now
       chain_changed(f, old);
       return job;
@@ -350,7 +354,7 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
   } else if (flow.state == FlowState::lingering) {
     flow.base = flow.end;  // back within its grace: the chain continues from E_u
   }
-  if (flow.chain.empty()) {
+  if (chains_[f].empty()) {
     flow.u = 0;
     flow.chain_weight = 0;
     flow.served_v = flow.base;
@@ -369,7 +373,7 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
   j.in_chain = true;
   flow.chain_weight += j.weight;
   flow.tail_job = kNone;
-  flow.chain.insert(ChainKey{j.ud, j.seq, job}, work);
+  chains_[f].insert(ChainKey{j.ud, j.seq, job}, work);
   chain_changed(f, ChainKey{j.ud, j.seq, job});
   if (old_tail != kNone) release_job_if_done(old_tail);
   return job;
@@ -379,15 +383,16 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
 // by its chain jobs by weight; jobs whose user-virtual deadline U reaches leave the chain.
 void VirtualFairQueue::advance_chain(std::uint32_t f) {
   Flow& flow = flows_[f];
-  if (flow.chain.empty()) return;
+  ChainTree& chain = chains_[f];
+  if (chain.empty()) return;
   if (flow.state != FlowState::active) {
     clear_chain(f);  // V is past E_u: all of the user's work is done in the virtual system
     return;
   }
   double service = flow.weight * std::max(0.0, v_ - flow.served_v);
   flow.served_v = std::max(flow.served_v, v_);
-  while (!flow.chain.empty()) {
-    std::uint32_t job = flow.chain.front().job;
+  while (!chain.empty()) {
+    std::uint32_t job = chain.front().job;
     Job& j = jobs_[job];
     double need = (j.ud - flow.u) * flow.chain_weight;
     if (need > service) {
@@ -400,7 +405,7 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
     j.deadline = flow.base + j.work / flow.weight;
     flow.base = j.deadline;
     flow.chain_weight -= j.weight;
-    flow.chain.pop_front();
+    chain.pop_front();
     j.in_chain = false;
     release_job_if_done(job);
   }
@@ -408,18 +413,20 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
 }
 
 void VirtualFairQueue::clear_chain(std::uint32_t f) {
+  if (kind_ != FlowKind::user) return;  // cfq flows have no chain
   Flow& flow = flows_[f];
-  if (flow.chain.empty()) return;
+  ChainTree& chain = chains_[f];
+  if (chain.empty()) return;
   // Freeze every chain job's deadline before the chain goes; O(its jobs), each paid for by its
   // insertion.
   double prefix = 0;
-  flow.chain.for_each([&](const ChainKey& k, double work) {
+  chain.for_each([&](const ChainKey& k, double work) {
     prefix += work;
     jobs_[k.job].deadline = flow.base + prefix / flow.weight;
     jobs_[k.job].in_chain = false;
   });
-  flow.chain.for_each([&](const ChainKey& k, double) { release_job_if_done(k.job); });
-  flow.chain.clear();
+  chain.for_each([&](const ChainKey& k, double) { release_job_if_done(k.job); });
+  chain.clear();
   flow.base = flow.end;
   flow.chain_weight = 0;
   flow.best_dirty = true;  // the best job's deadline may differ in its last bits
@@ -438,7 +445,7 @@ void VirtualFairQueue::chain_changed(std::uint32_t f, const ChainKey& at) {
     }
   }
   refresh_ready(f);
-  set_flow_end(f, flow.base + flow.chain.total_work() / flow.weight);
+  set_flow_end(f, flow.base + chains_[f].total_work() / flow.weight);
 }
 
 std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {

@@ -201,33 +201,35 @@ class VirtualFairQueue : public QueuePolicy {
     LazyHeap<Entry> heap_;
   };
 
+  // next() reads the first fields (published, ready_gen, the heap of queued jobs) of the flows
+  // it looks at: they come first, in one or two cache lines.
   struct Flow {
-    double weight = 1;
-    double start = 0;         // S: virtual start of the flow's current busy period
-    double end = 0;           // E: virtual finish of everything it submitted
-    double linger_until = 0;  // real seconds; meaningful while lingering
-    FlowState state = FlowState::idle;
-    std::uint64_t gen = 0;   // changes whenever the flow enters a heap; older entries are stale
+    bool published = false;
     bool anonymous = false;  // a cfq task without a job: recycled once idle and drained
-    std::uint32_t tail_job = kNone;  // cfq: the last job in its chain
-    // uwfq, the user's own fair-queuing system over its jobs (see on_ready_user):
-    ChainTree chain;              // jobs not yet finished there, by user-virtual deadline
-    std::uint32_t chain_gen = 0;  // +1 whenever the chain starts again from empty (U restarts)
-    double u = 0;                 // user-virtual time
-    double chain_weight = 0;      // Σ w_j over `chain`
-    double base = 0;              // S plus the work of chain jobs finished there, over w_u
-    double served_v = 0;          // V up to which the user's system has been advanced
+    FlowState state = FlowState::idle;
+    bool best_dirty = true;  // uwfq: best_deadline must be recomputed (the chain moved before it)
+    std::uint32_t best_job = kNone;  // uwfq
+    std::uint64_t ready_gen = 0;
     // The flow's queued jobs by (deadline, seq); its top, when there is one, is published in
     // ready_flows_ under ready_gen (see refresh_ready).
     RunHeap<ReadyEntry> ready;
     std::size_t n_ready = 0;
-    bool published = false;
-    std::uint64_t ready_gen = 0;
     double best_deadline = 0;
     std::uint64_t best_seq = 0;
-    std::uint32_t best_job = kNone;
-    bool best_dirty = true;  // best_deadline must be recomputed (the chain moved before it)
+    double weight = 1;
+    double start = 0;         // S: virtual start of the flow's current busy period
+    double end = 0;           // E: virtual finish of everything it submitted
+    double linger_until = 0;  // real seconds; meaningful while lingering
+    std::uint64_t gen = 0;    // changes whenever the flow enters a heap; older entries are stale
+    std::uint32_t tail_job = kNone;  // cfq: the last job in its chain
+    // uwfq, the user's own fair-queuing system over its jobs (see on_ready_user):
+    std::uint32_t chain_gen = 0;  // +1 whenever the chain starts again from empty (U restarts)
+    double u = 0;                 // user-virtual time
+    double chain_weight = 0;      // Σ w_j over its chain (chains_[flow])
+    double base = 0;              // S plus the work of chain jobs finished there, over w_u
+    double served_v = 0;          // V up to which the user's system has been advanced
   };
+
   // The fields ready_valid() and job_deadline() read come first: one cache line per look.
   struct Job {
     std::uint32_t flow = kNone;
@@ -293,6 +295,9 @@ class VirtualFairQueue : public QueuePolicy {
   double active_weight_ = 0;
 
   std::vector<Flow> flows_;
+  // uwfq: each user's jobs not yet finished in its own system, by user-virtual deadline; by flow,
+  // kept out of Flow (which cfq recycles for every job without a name).
+  std::vector<ChainTree> chains_;
   std::unordered_map<std::string, std::uint32_t> flow_by_name_;
   std::vector<std::uint32_t> free_flows_;
   bool active_valid(const FlowEntry& e) const {
