@@ -40,10 +40,13 @@ WORKLOADS = [
     ("trace, partition 10s", "trace", "32x32", ["--partition", "10s"]),
     ("trace, unsplit", "trace", "8x32", []),
 ]
-# The paper's UWFQ includes runtime partitioning; each mix is measured with and without it.
-MIXED = {"2large2small", "2large2small-b2b", "2power2small", "2power2small-b2b",
-         "2large2small, partition 1s", "2large2small-b2b, partition 1s",
-         "2power2small, partition 1s", "2power2small-b2b, partition 1s"}
+# The mixed-user workloads the target is about. The paper's UWFQ includes runtime partitioning
+# (its 74% is measured with it), so the target line counts them partitioned (1 s, the small jobs'
+# task length) and, beside it, unsplit: non-preemptive UWFQ alone, an ablation.
+MIXES = ["2large2small", "2large2small-b2b", "2power2small", "2power2small-b2b"]
+# How the result depends on the piece size: the mixed-user workloads again at 0.5 s and 2 s.
+SENSITIVITY = [(f"{mix}, partition {t}", mix, "8x4", ["--partition", t])
+               for t in ("0.5s", "2s") for mix in MIXES]
 
 
 def median(values):
@@ -79,7 +82,7 @@ def main():
     args = ap.parse_args()
 
     results = []
-    for label, gen, cluster, extra in WORKLOADS:
+    for label, gen, cluster, extra in WORKLOADS + SENSITIVITY:
         per_seed = []
         seconds = []
         for seed in range(1, args.seeds + 1):
@@ -106,6 +109,11 @@ def main():
         small = {p: m[p]["small_mean_response_s"] for p in POLICIES}
         r["uwfq_small_reduction_vs_fifo_pct"] = reduction(small["uwfq"], small["fifo"])
         r["uwfq_small_reduction_vs_fair_pct"] = reduction(small["uwfq"], small["fair"])
+        r["target_met"] = ((r["uwfq_small_reduction_vs_fifo_pct"] or 0) >= 74
+                           and (r["uwfq_small_reduction_vs_fair_pct"] or 0) > 0
+                           and (m["uwfq"]["jain_users"] or 0) >= 0.95)
+        if r["workload"] in {w[0] for w in SENSITIVITY}:
+            continue
         lines.append(
             f"| {r['workload']} | {r['cluster']} | "
             + " | ".join(fmt(small[p]) for p in POLICIES)
@@ -116,13 +124,35 @@ def main():
             + f" | {fmt(m['fifo']['large_mean_slowdown'], 1)} / {fmt(m['fair']['large_mean_slowdown'], 1)}"
               f" / {fmt(m['uwfq']['large_mean_slowdown'], 1)}"
             + f" | {fmt(m['fifo']['p90_response_s'], 1)} / {fmt(m['uwfq']['p90_response_s'], 1)} |")
-    mixed = [r for r in results if r["workload"] in MIXED]
-    met = [r for r in mixed if (r["uwfq_small_reduction_vs_fifo_pct"] or 0) >= 74
-           and (r["uwfq_small_reduction_vs_fair_pct"] or 0) > 0
-           and (r["median"]["uwfq"]["jain_users"] or 0) >= 0.95]
-    lines += ["", f"Target (UWFQ small mean >= 74% below FIFO, below FAIR, Jain >= 0.95) met on "
-                  f"{len(met)} of {len(mixed)} mixed-user workloads: "
-                  + (", ".join(r["workload"] for r in met) or "none") + "."]
+    by_label = {r["workload"]: r for r in results}
+
+    def verdict(label):
+        r = by_label[label]
+        return (f"{label} {fmt(r['uwfq_small_reduction_vs_fifo_pct'], 0, '%')}, "
+                f"Jain {fmt(r['median']['uwfq']['jain_users'], 3)}")
+
+    def target_line(what, labels):
+        met = [lb for lb in labels if by_label[lb]["target_met"]]
+        missed = [lb for lb in labels if not by_label[lb]["target_met"]]
+        return (f"- {what}: met on {len(met)} of {len(labels)}"
+                + ("" if not missed else "; missed: " + "; ".join(verdict(lb) for lb in missed))
+                + ".")
+
+    lines += ["", "Target (UWFQ's small-job mean >= 74% below FIFO's and below FAIR's, Jain >= 0.95) "
+                  "on the mixed-user workloads:",
+              target_line("UWFQ with runtime partitioning (1 s), the paper's configuration",
+                          [f"{m}, partition 1s" for m in MIXES]),
+              target_line("UWFQ alone, unsplit (ablation: non-preemptive, a small job's tasks wait "
+                          "for large jobs' 3-5 s tasks)", MIXES)]
+    lines += ["", "Piece size: UWFQ's small-job mean below FIFO's, and Jain, per partition target "
+                  "(median over the seeds):", "",
+              "| workload | 0.5 s | 1 s | 2 s | unsplit |", "|---|---|---|---|---|"]
+    for mix in MIXES:
+        cells = [by_label[f"{mix}, partition {t}"] for t in ("0.5s", "1s", "2s")] + [by_label[mix]]
+        lines.append(f"| {mix} | " + " | ".join(
+            f"{fmt(c['uwfq_small_reduction_vs_fifo_pct'], 0, '%')}, "
+            f"{fmt(c['median']['uwfq']['jain_users'], 3)}" + ("" if c["target_met"] else " (miss)")
+            for c in cells) + " |")
     table = "\n".join(lines)
 
     os.makedirs(RESULTS, exist_ok=True)
