@@ -165,11 +165,19 @@ void run_simulate(const Args& a) {
   if (!cluster.ok()) fail(cluster.status());
   auto weights = parse_weights(a.weights);
   if (!weights.ok()) fail(weights.status());
-  if (a.weights.empty() && is_workflow_file(a)) {
-    // A workflow's own `scheduler: {weights: ...}`, unless --weights overrides them.
+  if (is_workflow_file(a)) {
     auto w = workflow_workload(a.workload, a.state_dir);
     if (!w.ok()) fail(w.status());
-    *weights = w->user_weights;
+    // A workflow's own `scheduler: {weights: ...}`, unless --weights overrides them.
+    if (a.weights.empty()) *weights = w->user_weights;
+    if (!w->services.empty()) {
+      std::string names;
+      for (const auto& n : w->services) names += (names.empty() ? "" : ", ") + n;
+      std::fprintf(stderr,
+                   "chorus: services are not simulated (they hold their cores for the whole "
+                   "run): %s\n",
+                   names.c_str());
+    }
   }
   std::optional<Duration> grace;
   if (!a.grace.empty()) {

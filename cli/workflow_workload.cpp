@@ -60,7 +60,9 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
   // Runtimes: declared, else learned from the journal, else a located error.
   const auto learned = mean_runtimes(state_dir, *graph);
   std::vector<double> runtime(tasks.size(), 0);
+  auto is_service = [](const TaskSpec& t) { return t.kind == TaskKind::service; };
   for (const auto& t : tasks) {
+    if (is_service(t)) continue;
     if (t.estimate > Duration::zero()) {
       runtime[t.id] = std::chrono::duration<double>(t.estimate).count();
     } else if (auto it = learned.find(job_class_of(t)); it != learned.end() && it->second > 0) {
@@ -68,7 +70,8 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
     }
   }
   if (Status s = locate_missing_estimates(
-          *graph, display_path(path), [&](const TaskSpec& t) { return runtime[t.id] <= 0; },
+          *graph, display_path(path),
+          [&](const TaskSpec& t) { return !is_service(t) && runtime[t.id] <= 0; },
           "chorus simulate needs a runtime for every task",
           "add 'estimate: 30s' (its expected runtime), or run the workflow once so the journal "
           "has its runtimes");
@@ -80,11 +83,13 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
   // each job's own tasks come after the ones they wait for.
   WorkflowWorkload out;
   out.user_weights = graph->scheduler.weights;
+  for (const auto& s : graph->services) out.services.push_back(s.name);
   sim::Workload& w = out.workload;
   w.name = graph->name;
   std::map<std::pair<std::string, std::string>, std::uint32_t> job_index;
   std::map<std::string, std::size_t> users_of_job;  // a job name used by several users
   for (const auto& t : tasks) {
+    if (is_service(t)) continue;
     std::string user = t.user.empty() ? "default" : t.user;
     if (job_index.emplace(std::pair{user, t.job}, 0).second) ++users_of_job[t.job];
   }
@@ -92,6 +97,7 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
   std::vector<sim::TaskRef> where(tasks.size());
   for (auto i : topological_order(*graph)) {
     const TaskSpec& t = tasks[i];
+    if (is_service(t)) continue;
     std::string user = t.user.empty() ? "default" : t.user;
     auto [it, added] =
         job_index.emplace(std::pair{user, t.job}, static_cast<std::uint32_t>(w.jobs.size()));
@@ -111,6 +117,7 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
     st.runtime_s = runtime[i];
     st.cores = std::max(1, t.total().cores);
     for (auto a : t.after) {
+      if (is_service(tasks[a])) continue;
       if (where[a].job == it->second) {
         st.after.push_back(where[a].task);
       } else {

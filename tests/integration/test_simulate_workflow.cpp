@@ -135,3 +135,20 @@ tasks:
   CHECK(work.start >= prep.finish);
   CHECK(work.finish - work.start == doctest::Approx(0.1).epsilon(1.0));
 }
+
+TEST_CASE("Integration.SimulateWorkflow.ServicesAreLeftOutAndSaidSo") {
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"Y(name: withsvc
+services:
+  - {name: echo, command: [sleep, "100"], ready: {stdout: up}}
+tasks:
+  - {name: a, command: [x], estimate: 1s, uses: [echo]}
+)Y");
+  const auto run = run_chorus({"simulate", "--workload", "wf.yaml"}, dir.path());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(
+      run.err.find("services are not simulated (they hold their cores for the whole run): echo") !=
+      std::string::npos);
+  CHECK(run.out.find("1 jobs, 1 tasks") != std::string::npos);
+}
