@@ -25,6 +25,11 @@ std::vector<MapEntry> KeyChecker::check(const YAML::Node& map, const std::string
       continue;
     }
     std::string hint = did_you_mean(e.key, allowed_);
+    if (hint.empty()) {
+      auto other = std::find_if(other_tools_.begin(), other_tools_.end(),
+                                [&](const auto& m) { return m.first == e.key; });
+      if (other != other_tools_.end()) hint = " (" + other->second + ")";
+    }
     if (e.key == "<<")
       hint = " (YAML merge keys are not supported; repeat the values or use defaults)";
     diags.add(e.key_pos, "unknown key '" + e.key + "' " + context + hint);

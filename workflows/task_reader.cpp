@@ -31,7 +31,23 @@ const KeyChecker& task_keys() {
        "nodes"},
       {},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
-       {"defaults", "'defaults' belongs at the top level, not in a task"}});
+       {"defaults", "'defaults' belongs at the top level, not in a task"}},
+      // Keys of other workflow tools and schedulers, and what they are called here.
+      {{"sweep", "for a sweep, use 'foreach: {i: \"range(0, 10)\"}' or 'foreach: {x: [a, b]}'"},
+       {"matrix", "for a sweep, use 'foreach: {i: \"range(0, 10)\"}' or 'foreach: {x: [a, b]}'"},
+       {"array", "for a task array, use 'foreach: {i: \"range(0, 10)\"}'"},
+       {"depends_on", "for dependencies, use 'after: [names]'"},
+       {"dependencies", "for dependencies, use 'after: [names]'"},
+       {"needs", "for dependencies, use 'after: [names]'"},
+       {"requires", "for dependencies, use 'after: [names]'"},
+       {"threads", "for cores, use 'cores: N'"},
+       {"cpus", "for cores, use 'cores: N'"},
+       {"ntasks", "for MPI ranks, use 'kind: mpi' and 'ranks: N'"},
+       {"walltime", "for a time limit, use 'timeout: 30m'"},
+       {"time", "for a time limit, use 'timeout: 30m'"},
+       {"run", "for what to run, use 'command: [prog, args]' (or a string, run by /bin/sh -c)"},
+       {"script",
+        "for what to run, use 'command: [prog, args]' (or a string, run by /bin/sh -c)"}});
   return checker;
 }
 

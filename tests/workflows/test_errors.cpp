@@ -54,6 +54,19 @@ taks: []
   check_has_line(m, "wf.yaml:4:5: unknown key 'comand' in task 'a' (did you mean 'command'?)");
   check_has_line(m, "wf.yaml:5:5: unknown key 'cors' in task 'a' (did you mean 'cores'?)");
   check_has_line(m, "wf.yaml:6:1: unknown key 'taks' at the top level (did you mean 'tasks'?)");
+  // Keys other tools use, with what they are called here.
+  const std::string other = error_of(R"Y(tasks:
+  - name: a
+    command: [x]
+    sweep: {i: [1, 2]}
+    depends_on: [b]
+)Y");
+  check_has_line(other,
+                 "wf.yaml:4:5: unknown key 'sweep' in task 'a' (for a sweep, use "
+                 "'foreach: {i: \"range(0, 10)\"}' or 'foreach: {x: [a, b]}')");
+  check_has_line(other,
+                 "wf.yaml:5:5: unknown key 'depends_on' in task 'a' (for dependencies, "
+                 "use 'after: [names]')");
   // Sorted by position.
   CHECK(m.find("3:11") < m.find("4:5"));
 
