@@ -210,8 +210,8 @@ class VirtualFairQueue : public QueuePolicy {
     bool best_dirty = true;  // uwfq: best_deadline must be recomputed (the chain moved before it)
     std::uint32_t best_job = kNone;  // uwfq
     std::uint64_t ready_gen = 0;
-    // The flow's queued jobs by (deadline, seq); its top, when there is one, is published in
-    // ready_flows_ under ready_gen (see refresh_ready).
+    // The flow's queued jobs in dispatch order (ReadyEntry); its top, when there is one, is
+    // published in ready_flows_ under ready_gen (see refresh_ready).
     RunHeap<ReadyEntry> ready;
     std::size_t n_ready = 0;
     double best_deadline = 0;
