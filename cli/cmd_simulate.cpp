@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,14 +115,11 @@ bool is_workflow_file(const Args& a) {
   return ends_with(".yaml") || ends_with(".yml");
 }
 
+// A generator's workload for `seed`, or a job file's (workflow files are read once, in
+// run_simulate: they do not depend on the seed).
 Result<sim::Workload> load_workload(const Args& a, std::uint64_t seed) {
   if (a.workload.rfind("gen:", 0) == 0)
     return sim::generate_workload(a.workload.substr(4), seed, a.scale);
-  if (is_workflow_file(a)) {
-    auto w = workflow_workload(a.workload, a.state_dir);
-    if (!w.ok()) return w.status();
-    return std::move(w->workload);
-  }
   return sim::load_workload_file(a.workload);
 }
 
@@ -165,9 +163,11 @@ void run_simulate(const Args& a) {
   if (!cluster.ok()) fail(cluster.status());
   auto weights = parse_weights(a.weights);
   if (!weights.ok()) fail(weights.status());
+  std::optional<sim::Workload> from_workflow;
   if (is_workflow_file(a)) {
     auto w = workflow_workload(a.workload, a.state_dir);
     if (!w.ok()) fail(w.status());
+    from_workflow = std::move(w->workload);
     // A workflow's own `scheduler: {weights: ...}`, unless --weights overrides them.
     if (a.weights.empty()) *weights = w->user_weights;
     if (!w->services.empty()) {
@@ -212,7 +212,8 @@ void run_simulate(const Args& a) {
   std::string workload_name;
   std::size_t jobs = 0, tasks = 0;
   for (int s = 0; s < a.seeds; ++s) {
-    auto workload = load_workload(a, a.seed + static_cast<std::uint64_t>(s));
+    auto workload = from_workflow ? Result<sim::Workload>(*from_workflow)
+                                  : load_workload(a, a.seed + static_cast<std::uint64_t>(s));
     if (!workload.ok()) fail(workload.status());
     sim::Workload w =
         partition_s > 0 ? sim::partition_divisible(*workload, partition_s) : std::move(*workload);

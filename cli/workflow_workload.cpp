@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <unordered_map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -15,22 +15,16 @@
 namespace chorus::cli {
 namespace {
 
-// Mean seconds per job class over the journal's earlier runs of the workflow; empty when there
-// is no journal (a workflow never run here).
-std::unordered_map<std::string, double> mean_runtimes(const std::string& state_dir,
-                                                      const WorkflowGraph& graph) {
-  std::unordered_map<std::string, double> means;
+// What the journal's earlier runs of the workflow say each job class takes, as uwfq learns it
+// live; empty when there is no journal (a workflow never run here).
+HistoryWork learned_runtimes(const std::string& state_dir, const WorkflowGraph& graph) {
+  HistoryWork history;
   auto store = open_journal(state_dir);
-  if (!store.ok()) return means;
-  std::unordered_map<std::string, std::pair<double, std::size_t>> sums;
+  if (!store.ok()) return history;
   for (const auto& [job_class, seconds] : past_runtimes(**store, graph)) {
-    auto& [sum, n] = sums[job_class];
-    sum += seconds;
-    ++n;
+    history.add_sample(job_class, seconds);
   }
-  for (const auto& [job_class, s] : sums)
-    means[job_class] = s.first / static_cast<double>(s.second);
-  return means;
+  return history;
 }
 
 // Task ids in a topological order (the graph's dependencies point at earlier positions).
@@ -58,15 +52,15 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
   const auto& tasks = graph->tasks;
 
   // Runtimes: declared, else learned from the journal, else a located error.
-  const auto learned = mean_runtimes(state_dir, *graph);
+  const HistoryWork learned = learned_runtimes(state_dir, *graph);
   std::vector<double> runtime(tasks.size(), 0);
   auto is_service = [](const TaskSpec& t) { return t.kind == TaskKind::service; };
   for (const auto& t : tasks) {
     if (is_service(t)) continue;
     if (t.estimate > Duration::zero()) {
       runtime[t.id] = std::chrono::duration<double>(t.estimate).count();
-    } else if (auto it = learned.find(job_class_of(t)); it != learned.end() && it->second > 0) {
-      runtime[t.id] = it->second;
+    } else if (auto mean = learned.mean_seconds(job_class_of(t)); mean && *mean > 0) {
+      runtime[t.id] = *mean;
     }
   }
   if (Status s = locate_missing_estimates(
@@ -86,24 +80,22 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
   for (const auto& s : graph->services) out.services.push_back(s.name);
   sim::Workload& w = out.workload;
   w.name = graph->name;
-  std::map<std::pair<std::string, std::string>, std::uint32_t> job_index;
-  std::map<std::string, std::size_t> users_of_job;  // a job name used by several users
+  auto user_of = [](const TaskSpec& t) { return t.user.empty() ? "default" : t.user; };
+  std::map<std::string, std::set<std::string>> users_of_job;  // a job name may have several
   for (const auto& t : tasks) {
-    if (is_service(t)) continue;
-    std::string user = t.user.empty() ? "default" : t.user;
-    if (job_index.emplace(std::pair{user, t.job}, 0).second) ++users_of_job[t.job];
+    if (!is_service(t)) users_of_job[t.job].insert(user_of(t));
   }
-  job_index.clear();
+  std::map<std::pair<std::string, std::string>, std::uint32_t> job_index;
   std::vector<sim::TaskRef> where(tasks.size());
   for (auto i : topological_order(*graph)) {
     const TaskSpec& t = tasks[i];
     if (is_service(t)) continue;
-    std::string user = t.user.empty() ? "default" : t.user;
+    const std::string user = user_of(t);
     auto [it, added] =
         job_index.emplace(std::pair{user, t.job}, static_cast<std::uint32_t>(w.jobs.size()));
     if (added) {
       sim::SimJob job;
-      job.id = users_of_job[t.job] > 1 ? t.job + "@" + user : t.job;
+      job.id = users_of_job[t.job].size() > 1 ? t.job + "@" + user : t.job;
       job.user = user;
       job.job_class = t.job;
       if (auto jw = graph->scheduler.job_weights.find(t.job);

@@ -417,15 +417,15 @@ void VirtualFairQueue::clear_chain(std::uint32_t f) {
   Flow& flow = flows_[f];
   ChainTree& chain = chains_[f];
   if (chain.empty()) return;
-  // Freeze every chain job's deadline before the chain goes; O(its jobs), each paid for by its
-  // insertion.
+  // Freeze every chain job's deadline as the chain goes; O(its jobs), each paid for by its
+  // insertion. (Releasing a job does not touch the chain, so the walk can do it too.)
   double prefix = 0;
   chain.for_each([&](const ChainKey& k, double work) {
     prefix += work;
     jobs_[k.job].deadline = flow.base + prefix / flow.weight;
     jobs_[k.job].in_chain = false;
+    release_job_if_done(k.job);
   });
-  chain.for_each([&](const ChainKey& k, double) { release_job_if_done(k.job); });
   chain.clear();
   flow.base = flow.end;
   flow.chain_weight = 0;

@@ -30,9 +30,15 @@ double DeclaredWork::task_work(const TaskSpec& task) const {
 }
 
 double HistoryWork::task_work(const TaskSpec& task) const {
-  auto it = by_class_.find(job_class_of(task));
-  if (it == by_class_.end() || it->second.count == 0) return declared_.task_work(task);
-  return std::max(it->second.sum / static_cast<double>(it->second.count), 1e-9) * cores_of(task);
+  auto mean = mean_seconds(job_class_of(task));
+  if (!mean) return declared_.task_work(task);
+  return std::max(*mean, 1e-9) * cores_of(task);
+}
+
+std::optional<double> HistoryWork::mean_seconds(const std::string& job_class) const {
+  auto it = by_class_.find(job_class);
+  if (it == by_class_.end() || it->second.count == 0) return std::nullopt;
+  return it->second.sum / static_cast<double>(it->second.count);
 }
 
 void HistoryWork::observe(const TaskSpec& task, Duration ran_for) {

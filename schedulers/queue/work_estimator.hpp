@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -67,6 +68,8 @@ class HistoryWork : public WorkEstimator {
   void observe(const TaskSpec& task, Duration ran_for) override;
   // Seeds the history, e.g. from runs recorded in the journal.
   void add_sample(const std::string& job_class, double seconds);
+  // The mean runtime seen for `job_class` (no cores, no fallback); nullopt when never seen.
+  std::optional<double> mean_seconds(const std::string& job_class) const;
 
  private:
   struct Mean {

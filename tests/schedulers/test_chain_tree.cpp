@@ -112,7 +112,7 @@ TEST_CASE("Schedulers.ChainTree.AgreesWithAScanWhenKeysMostlyArriveInOrder") {
   }
 }
 
-TEST_CASE("Schedulers.ChainTree.DescendingInsertsStayShallow") {
+TEST_CASE("Schedulers.ChainTree.DescendingInsertsKeepOrderAndSums") {
   // Every insert goes to the front: the order that made the sorted-vector chain quadratic (a
   // user whose every new job is shorter than all its queued ones).
   ChainTree t;
