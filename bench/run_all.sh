@@ -13,4 +13,5 @@ python3 services/mpi_overhead.py --build "$build" --repeats 30
 python3 services/mixed.py --build "$build" --tasks 2000 --repeats 7
 # Issue 4: queue policies in the simulator, and live beside the simulator (bench/sim/README.md).
 python3 sim/run_simulate.py --chorus "$build/bin/chorus"
+python3 sim/run_speed.py --chorus "$build/bin/chorus" --repeats 3
 python3 sim/run_live.py --chorus "$build/bin/chorus" --repeats 3
