@@ -95,14 +95,15 @@ tasks:
 )Y");
   pid_t chorus = start_process({chorus_bin(), "run", "--cores", "4", "wf.yaml"}, dir.path());
   std::string out;
+  // Both replicas ready (an endpoint is shown once its replica is ready); either may be first.
   REQUIRE(eventually(
       [&] {
         out = run_chorus({"endpoints", "latest"}, dir.path()).out;
-        return out.find("web-api[replica=1]") != std::string::npos &&
+        return out.find("http://127.0.0.1:23941") != std::string::npos &&
                out.find("http://127.0.0.1:23942") != std::string::npos;
       },
       30));
-  CHECK(out.find("http://127.0.0.1:23941") != std::string::npos);
+  CHECK(out.find("web-api[replica=1]") != std::string::npos);
   auto env = run_chorus({"endpoints", "latest", "--env"}, dir.path());
   CHECK(env.out == "CHORUS_SERVICE_WEB_API=http://127.0.0.1:23941,http://127.0.0.1:23942\n");
   write_file(dir / "stop", "");

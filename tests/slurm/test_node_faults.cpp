@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -39,6 +40,22 @@ std::vector<pid_t> agent_pids_on(const std::string& node, const std::string& dir
     const std::string env = read_file(e.path().string() + "/environ");
     if (env.find("SLURMD_NODENAME=" + node + '\0') == std::string::npos) continue;
     pids.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return pids;
+}
+
+// Processes still working in `dir`. On the virtual cluster a node set down keeps its processes
+// (a real one takes them with it), and a replica whose agent was killed is orphaned: the test
+// ends them, or every run of the suite would leave one service process behind.
+std::vector<pid_t> pids_in(const std::string& dir) {
+  std::vector<pid_t> pids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path() / "cwd", ec).string() != dir) continue;
+    const auto pid = static_cast<pid_t>(std::stol(name));
+    if (pid != ::getpid()) pids.push_back(pid);
   }
   return pids;
 }
@@ -119,6 +136,7 @@ tasks:
   for (const auto& n : lost) {
     if (n != batch_host) run_process({"scontrol", "update", "nodename=" + n, "state=resume"}, "/");
   }
+  for (pid_t p : pids_in(std::filesystem::canonical(dir.path()).string())) ::kill(p, SIGKILL);
   INFO("state: ", state, "\njob output:\n", read_file(dir / "job.out"));
   REQUIRE(restarted);
   CHECK(state == "COMPLETED");
