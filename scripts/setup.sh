@@ -4,6 +4,8 @@
 #   scripts/setup.sh --example  ... then run the flagship example
 #   scripts/setup.sh --test     ... then run the whole test suite (what .ci/run calls)
 #   BUILD_DIR, BUILD_TYPE, CHORUS_SANITIZE=ON override the defaults.
+#   --test also builds the readers' libFuzzer targets with clang in FUZZ_DIR (default build-fuzz)
+#   and runs their bounded fuzz tests (ctest label fuzz, tests/fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +17,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin libpmix-dev
   procps python3 coinor-libcbc-dev chromium
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()
@@ -35,9 +38,24 @@ SANITIZE=${CHORUS_SANITIZE:-OFF}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCHORUS_SANITIZE="$SANITIZE" >/dev/null
 cmake --build "$BUILD_DIR"
 
+# The libFuzzer targets: clang 14 with ASan+UBSan, only the readers' libraries (CHORUS_FUZZ).
+fuzz_build() {
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$FUZZ_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORUS_FUZZ=ON \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" >/dev/null
+  cmake --build "$FUZZ_DIR"
+}
+FUZZ_DIR=${FUZZ_DIR:-build-fuzz}
+
 case "${1:-}" in
   --example) exec "$BUILD_DIR"/examples/hybrid/run_hybrid.sh ;;
-  --test) cd "$BUILD_DIR" && exec ctest --output-on-failure --timeout 600 -j2 ;;
+  --test)
+    fuzz_build
+    status=0
+    (cd "$BUILD_DIR" && ctest --output-on-failure --timeout 600 -j2) || status=1
+    (cd "$FUZZ_DIR" && ctest --output-on-failure --timeout 600 -j2 -L fuzz) || status=1
+    exit $status ;;
   "") ;;
   *) echo "setup: unknown option '$1' (use --example or --test)" >&2; exit 2 ;;
 esac
