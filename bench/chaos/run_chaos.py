@@ -161,7 +161,8 @@ def one_round(args, rng, kills_left, round_no, say):
     lost = sorted((expected - final_ok) | (expected - ran))
     reruns = []
     for k in kills:
-        done = set(k["journal_succeeded"])
+        done = set(k.pop("journal_succeeded"))  # the sets stay out of the result file
+        k["journal_succeeded"] = len(done)
         reruns += [name for name in lines[k["log_length"]:] if name in done]
     record = {"round": round_no, "workdir": work, "coordinators": attempts, "kills": kills,
               "final_exit": final_exit, "final_status": st.get("status"), "lost": lost,
