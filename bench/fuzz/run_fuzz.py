@@ -65,7 +65,7 @@ def classify(log):
             text = m.group(2).strip()
             # Skip the sanitizer/libFuzzer runtime and libstdc++ plumbing: name our code's frames.
             if re.search(r"compiler-rt|libFuzzer|/libsanitizer|__sanitizer|__asan|__ubsan|"
-                         r"libc\.so|libstdc\+\+|/usr/include/c\+\+|fuzzer::", text):
+                         r"libc\.so|libstdc\+\+|include/c\+\+/|fuzzer::", text):
                 continue
             frames.append(re.sub(r"^(.{0,240}).*$", r"\1", text))
             if len(frames) == 6:
@@ -118,7 +118,9 @@ def run_target(build, target, seconds, work_root, max_findings, say):
             break
         kind, detail, frames = classify(text)
         unit = re.findall(r"Test unit written to (\S+)", text)
-        signature = (kind, frames[0] if frames else detail)
+        # A timeout's stack is wherever the alarm struck: our first frame names it better.
+        ours = [f for f in frames if "chorus::" in f]
+        signature = (kind, (ours or frames or [detail])[0].split(" /")[0])
         if signature in signatures:
             signatures[signature]["count"] += 1
             if unit:
