@@ -89,7 +89,8 @@ def run_target(build, target, seconds, work_root, max_findings, say):
     seeds = os.path.join(FUZZ_SRC, "corpus", target)
     dict_path = os.path.join(FUZZ_SRC, "dicts", f"{target}.dict")
     dict_arg = [f"-dict={dict_path}"] if os.path.exists(dict_path) else []
-    deadline = time.monotonic() + seconds
+    start = time.monotonic()
+    deadline = start + seconds
     executions, cov, ft, corp, runs = 0, 0, 0, 0, 0
     findings, signatures = [], {}
     while True:
@@ -136,20 +137,23 @@ def run_target(build, target, seconds, work_root, max_findings, say):
         findings.append(finding)
         say(f"{target}: {kind} {detail} at {frames[:1]} -> {finding['input']}")
     grown_files = len(os.listdir(grown))
-    result = {"target": target, "seconds": seconds, "libfuzzer_runs": runs,
+    result = {"target": target, "seconds": seconds,
+              "elapsed_s": round(time.monotonic() - start), "libfuzzer_runs": runs,
               "executions": executions, "cov": cov, "ft": ft, "corpus_seeds": len(os.listdir(seeds)),
               "corpus_grown": grown_files, "findings": findings}
     say(f"{target}: {executions:,} executions, cov {cov} ft {ft}, {len(findings)} findings")
     return result
 
 
-def table(results, minutes):
+def table(results):
     rows = ["| target | minutes | executions | exec/s | cov | ft | corpus (seeds + grown) | findings |",
             "|---|---|---|---|---|---|---|---|"]
     for r in results:
         kinds = ", ".join(f"{f['kind']} x{f['count']}" for f in r["findings"]) or "0"
-        rate = r["executions"] / r["seconds"] if r["seconds"] else 0
-        rows.append(f"| `fuzz_{r['target']}` | {minutes:g} | {r['executions']:,} | {rate:,.0f} | "
+        elapsed = r.get("elapsed_s", r["seconds"])
+        rate = r["executions"] / elapsed if elapsed else 0
+        ran = f"{elapsed / 60:.1f}" + (" (stopped: a finding recurred)" if elapsed < r["seconds"] - 30 else "")
+        rows.append(f"| `fuzz_{r['target']}` | {ran} | {r['executions']:,} | {rate:,.0f} | "
                     f"{r['cov']} | {r['ft']} | {r['corpus_seeds']} + {r['corpus_grown']} | {kinds} |")
     return "\n".join(rows)
 
@@ -191,7 +195,7 @@ def main():
         futures = [pool.submit(run_target, os.path.abspath(args.build), t, seconds,
                                os.path.abspath(args.work), args.max_findings, say) for t in targets]
         results = [f.result() for f in futures]
-    markdown = table(results, args.minutes)
+    markdown = table(results)
     print(markdown)
     if not args.no_write:
         data = {"args": vars(args), "limits": LIMITS, "targets": results, "machine": machine()}
