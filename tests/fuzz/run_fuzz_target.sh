@@ -41,7 +41,8 @@ fuzz)
   seconds=$6
   dict=""
   [ -f "$src/dicts/$target.dict" ] && dict="-dict=$src/dicts/$target.dict"
-  rm -rf "$work/artifacts" && mkdir -p "$work/artifacts"
+  # A fresh start each time: the same seed then fuzzes the same way on every run.
+  rm -rf "$work/artifacts" "$work/new" && mkdir -p "$work/artifacts" "$work/new"
   if "$bin" $limits $dict -max_total_time="$seconds" -seed="${CHORUS_FUZZ_SEED:-12}" \
       -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/new" "$corpus"; then
     exit 0
