@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <new>
 #include <sstream>
 #include <system_error>
 
@@ -13,6 +14,7 @@
 
 #include "core/text.hpp"
 #include "workflows/diagnostic_list.hpp"
+#include "workflows/document_check.hpp"
 #include "workflows/graph_builder.hpp"
 #include "workflows/key_checker.hpp"
 #include "workflows/node_reader.hpp"
@@ -308,12 +310,13 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
     diags.add(tasks->value_pos, "'tasks' is empty: a workflow needs at least one task");
     return false;
   }
+  TextBudget budget(options.max_text_bytes);
   std::vector<ServiceTemplate> services;
   if (const MapEntry* e = find_entry(entries, "services")) {
     // Services do not inherit `uses:` from defaults (a service cannot use a service).
     TaskDefaults service_defaults = defaults;
     service_defaults.uses.clear();
-    services = read_services(*e, service_defaults, diags);
+    services = read_services(*e, service_defaults, budget, diags);
   }
   // A repeat group becomes its tasks (marked with the group's index) followed by its gate.
   std::vector<TaskTemplate> templates;
@@ -322,7 +325,7 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
   std::size_t index = 0;
   for (const YAML::Node& node : tasks->value) {
     if (is_repeat_entry(node)) {
-      auto g = read_repeat(node, index++, defaults, diags);
+      auto g = read_repeat(node, index++, defaults, budget, diags);
       if (!g) continue;
       const int group = static_cast<int>(groups.size());
       for (TaskTemplate& t : g->tasks) {
@@ -342,13 +345,15 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
       groups.push_back(std::move(*g));
       continue;
     }
-    if (auto t = read_task(node, index++, defaults, diags)) templates.push_back(std::move(*t));
+    if (auto t = read_task(node, index++, defaults, budget, diags))
+      templates.push_back(std::move(*t));
   }
   collect_job_weights(templates, graph.scheduler, diags);
   if (!diags.empty()) return false;
 
   GraphLimits limits;
   limits.max_tasks = kMaxWorkflowTasks;
+  limits.max_text_bytes = options.max_text_bytes;
   limits.largest_node = options.largest_node;
   limits.machine_phrase = options.machine_phrase;
   limits.nodes = options.nodes;
@@ -363,6 +368,7 @@ Result<WorkflowGraph> parse_workflow_text(std::string_view text,
                                           const std::string& path_for_messages,
                                           const WorkflowLoadOptions& options) {
   DiagnosticList diags(path_for_messages);
+  diags.set_source(text);
   if (!check_workflow_text(text, kMaxWorkflowFileBytes, kMaxWorkflowNesting, diags)) {
     return diags.to_status();
   }
@@ -378,7 +384,7 @@ Result<WorkflowGraph> parse_workflow_text(std::string_view text,
     return diags.to_status();
   }
   if (docs.empty() || docs.front().IsNull()) {
-    diags.add({},
+    diags.add({1, 1},
               "the file holds no workflow (only comments or blank lines); it needs at least "
               "'tasks:'");
     return diags.to_status();
@@ -393,12 +399,17 @@ Result<WorkflowGraph> parse_workflow_text(std::string_view text,
   WorkflowGraph graph;
   graph.source_path = path_for_messages;
   try {
+    if (!check_document(docs.front(), kMaxWorkflowDocumentBytes, diags)) return diags.to_status();
     if (!read_workflow(docs.front(), path_for_messages, options, graph, diags)) {
       return diags.to_status();
     }
   } catch (const YAML::Exception& e) {
     // Every access is type-checked first; reaching this is a bug, reported rather than thrown.
     diags.add(mark_position(e.mark), "internal error while reading the workflow: " + e.msg);
+    return diags.to_status();
+  } catch (const std::bad_alloc&) {
+    // The budgets above keep every file well inside memory; this is the last line, not a limit.
+    diags.add({}, "out of memory while reading the workflow");
     return diags.to_status();
   }
   return graph;
