@@ -27,6 +27,7 @@ class DocumentWalk {
   // False when the walk must stop (over budget or a cycle); NUL reports do not stop it.
   bool visit(const YAML::Node& node) {
     total_ += kNodeBytes;
+    last_ = position_of(node, last_);
     if (node.IsScalar()) {
       const std::string& text = node.Scalar();
       total_ += text.size();
@@ -73,7 +74,7 @@ class DocumentWalk {
 
   bool over_budget(const YAML::Node& node, std::size_t own) {
     diags_.add(
-        position_of(node),
+        position_of(node, last_),
         "this file holds more than " + std::to_string(max_ >> 20) +
             " MiB of YAML once its aliases (*name) are expanded, the limit for a "
             "workflow" +
@@ -108,7 +109,8 @@ class DocumentWalk {
   std::uint64_t max_;
   DiagnosticList& diags_;
   std::uint64_t total_ = 0;
-  std::vector<YAML::Node> path_;                                 // the containers being walked
+  Position last_{1, 1};           // of the last node that had one (null nodes have none)
+  std::vector<YAML::Node> path_;  // the containers being walked
   std::unordered_map<std::uint64_t, std::uint64_t> remembered_;  // identity -> expanded bytes
 };
 

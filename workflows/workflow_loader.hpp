@@ -39,6 +39,8 @@ struct WorkflowLoadOptions {
   std::vector<Resources> nodes;
   // The text the tasks may hold, as read and after expansion (kMaxWorkflowTextBytes).
   std::uint64_t max_text_bytes = kMaxWorkflowTextBytes;
+  // Tasks after expansion (a fuzz target lowers it to stay fast).
+  std::uint64_t max_tasks = kMaxWorkflowTasks;
 };
 
 // Reads, validates and expands a workflow file. On error the Status (invalid_argument) message

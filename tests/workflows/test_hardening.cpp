@@ -156,6 +156,14 @@ TEST_CASE("Workflows.Hardening.NulCharactersFromEscapesAreRefused") {
                 "1:43", "a NUL character");
 }
 
+TEST_CASE("Workflows.Hardening.AParserThatStallsIsASyntaxErrorNotAHang") {
+  // yaml-cpp 0.7's LoadAll returned empty documents for ever on these 3 bytes (found by fuzzing).
+  CHECK(error_of("&\",") ==
+        "wf.yaml:1:3: YAML syntax error: the parser cannot read past this point");
+  // Content after the end of the first document is never ignored.
+  CHECK(contains(error_of("tasks: [{name: a, command: [x]}]\n--- &\","), "wf.yaml:2:"));
+}
+
 TEST_CASE("Workflows.Hardening.ARawNulByteGivesItsOffsetAndPosition") {
   const std::string text = std::string("tasks:\n  - name: a\0b\n", 21);
   CHECK(error_of(text) ==
