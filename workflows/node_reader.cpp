@@ -40,9 +40,14 @@ Position item_position(const YAML::Node& item, const DiagnosticList& diags, Posi
   const std::string_view text = diags.source();
   if (m.pos < 0 || m.line < 0 || m.column < 0 || text.empty()) return fallback;
   const auto at = static_cast<std::size_t>(m.pos);
-  // A null written out (`~`, `null`) is marked where it is written.
-  if (at < text.size() && (text[at] == '~' || text[at] == 'n' || text[at] == 'N')) {
-    return {m.line + 1, m.column + 1};
+  // A null written out (`~`, `null`, `Null`, `NULL`) is marked where it is written.
+  for (std::string_view word : {"~", "null", "Null", "NULL"}) {
+    if (text.compare(at, word.size(), word) != 0) continue;
+    const std::size_t end = at + word.size();
+    if (end == text.size() ||
+        std::string_view(" \t\r\n,]}#").find(text[end]) != std::string_view::npos) {
+      return {m.line + 1, m.column + 1};
+    }
   }
   const Position dash = empty_item_position(text, at);
   return dash.known() ? dash : fallback;

@@ -179,6 +179,8 @@ TEST_CASE("Workflows.Hardening.AnEmptyListItemIsLocatedAtItsDash") {
                 "each item of 'command' of task 'a' must be a single value, got nothing");
   CHECK_LOCATED(error_of("tasks:\n  - name: a\n    command: [x, ~]\n"), "3:18",
                 "each item of 'command' of task 'a' must be a single value, got nothing");
+  CHECK_LOCATED(error_of("tasks:\n  - null\n  -\nname: x\n"), "2:5", "task #1 must be a map");
+  CHECK_LOCATED(error_of("tasks:\n  - null\n  -\nname: x\n"), "3:3", "task #2 must be a map");
   CHECK_LOCATED(
       error_of("services:\n  -\ntasks: [{name: a, command: [x]}]\n"), "2:3",
       "service #1 must be a map with at least 'name', 'command' and 'ready', got nothing");
