@@ -20,6 +20,9 @@ namespace chorus::sim {
 // seconds (about 31 years, as core/units' durations), cores per task.
 inline constexpr double kMaxSimSeconds = 1e9;
 inline constexpr int kMaxSimCores = 1'048'576;
+// Tasks of a workload as the readers accept it (a job file of a few bytes can ask for
+// {"count": 10000000} tasks per job).
+inline constexpr std::uint64_t kMaxSimTasks = 10'000'000;
 
 enum class SizeClass : std::uint8_t { unknown, small, large };
 const char* to_string(SizeClass c);

@@ -158,7 +158,8 @@ Status read_task(const Json& v, const std::string& where, SimTask& task) {
   return {};
 }
 
-Status read_job(const Json& v, const std::string& where, SimJob& job) {
+// `room`: how many tasks the workload may still take (kMaxSimTasks in all).
+Status read_job(const Json& v, const std::string& where, SimJob& job, std::uint64_t room) {
   static const std::vector<std::string> keys = {
       "id", "user", "class", "size", "arrival", "after_previous", "divisible", "tasks", "weight"};
   if (!v.is_object()) return invalid_argument(where + " must be an object");
@@ -197,6 +198,11 @@ Status read_job(const Json& v, const std::string& where, SimJob& job) {
       (k == "divisible" ? job.divisible : job.after_previous) = val.get<bool>();
     } else if (k == "tasks") {
       if (val.is_array()) {
+        if (val.size() > room) {
+          return invalid_argument(at + ": " + std::to_string(val.size()) + " tasks would give " +
+                                  "the workload more than " + std::to_string(kMaxSimTasks) +
+                                  " tasks");
+        }
         for (std::size_t i = 0; i < val.size(); ++i) {
           SimTask t;
           if (Status s = read_task(val[i], at + "[" + std::to_string(i) + "]", t); !s.ok()) {
@@ -208,6 +214,10 @@ Status read_job(const Json& v, const std::string& where, SimJob& job) {
         auto n = int_at(val["count"], at + ".count");
         if (!n.ok()) return n.status();
         if (*n <= 0 || *n > 10000000) return invalid_argument(at + ".count must be 1..10000000");
+        if (static_cast<std::uint64_t>(*n) > room) {
+          return invalid_argument(at + ".count: " + std::to_string(*n) + " tasks would give the " +
+                                  "workload more than " + std::to_string(kMaxSimTasks) + " tasks");
+        }
         Json rest = val;
         rest.erase("count");
         SimTask t;
@@ -320,12 +330,12 @@ Result<Workload> read_workload_json(std::string_view text, const std::string& so
     jobs = &*found;
   }
   if (!jobs->is_array()) return invalid_argument(source + ": \"jobs\" must be an array");
+  std::uint64_t tasks = 0;
   for (std::size_t i = 0; i < jobs->size(); ++i) {
     SimJob job;
-    if (Status s = read_job((*jobs)[i], source + ": jobs[" + std::to_string(i) + "]", job);
-        !s.ok()) {
-      return s;
-    }
+    const std::string where = source + ": jobs[" + std::to_string(i) + "]";
+    if (Status s = read_job((*jobs)[i], where, job, kMaxSimTasks - tasks); !s.ok()) return s;
+    tasks += job.tasks.size();
     w.jobs.push_back(std::move(job));
   }
   if (Status s = validate_workload(w); !s.ok())
@@ -346,6 +356,7 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
   int col_job = -1, col_user = -1, col_arrival = -1, col_runtime = -1, col_cores = -1,
       col_class = -1, col_size = -1, col_divisible = -1, col_weight = -1;
   std::size_t line_no = 0, pos = 0;
+  std::uint64_t rows = 0;
   while (pos < text.size()) {
     std::size_t nl = text.find('\n', pos);
     std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
@@ -453,6 +464,10 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
       return invalid_argument(where + ": job '" + id + "' arrives at " + fmt(*arrival) +
                               " here but at " + fmt(w.jobs[it->second].arrival_s) +
                               " on an earlier row");
+    }
+    if (++rows > kMaxSimTasks) {
+      return invalid_argument(where + ": more than " + std::to_string(kMaxSimTasks) +
+                              " tasks in the workload");
     }
     w.jobs[it->second].tasks.push_back(task);
   }

@@ -82,6 +82,14 @@ TEST_CASE("Integration.BadInput.SimulateRefusesRuntimesPastTheClock") {
   CHECK(csv.exit_code == 2);
   CHECK(contains(csv.err, "w.csv:2:1: unterminated quote in field 1 (column 'job')"));
 
+  // A divisible job of 1e9 s cut into 1 ms pieces would be 10^12 tasks.
+  write_file(dir / "d.json", R"([{"id": "d", "user": "a", "arrival": 0, "divisible": true, )"
+                             R"("tasks": [{"runtime": 1e9}]}])");
+  auto split =
+      chorus_bounded({"simulate", "--workload", "d.json", "--partition", "1ms"}, dir.path());
+  CHECK(split.exit_code == 2);
+  CHECK(contains(split.err, "--partition 1ms splits the workload into more than 10000000 tasks"));
+
   // Ten tasks of about 1e9 s each, one after another: 1e10 s, past the 9.2e9 s of the clock.
   std::string yaml = "tasks:\n";
   for (int i = 0; i < 10; ++i) {

@@ -71,6 +71,17 @@ TEST_CASE("Schedulers.SimHardening.OverLargeNumbersAreRefusedAtTheirPlace") {
         "1e+09 s)");
 }
 
+TEST_CASE("Schedulers.SimHardening.TaskCountsAreBoundedBeforeAllocating") {
+  // Jobs of 10,000,000 tasks each, a few bytes apiece, would need 640 MB per job: the workload's
+  // 10,000,000 tasks in all are counted before any job's tasks are allocated.
+  const std::string text =
+      R"([{"id": "j1", "user": "a", "arrival": 0, "tasks": [{"runtime": 1}]},)"
+      R"( {"id": "j2", "user": "a", "arrival": 0, "tasks": {"count": 10000000, "runtime": 1}}])";
+  CHECK(error_of(read_workload_json(text, "w.json")) ==
+        "w.json: jobs[1].tasks.count: 10000000 tasks would give the workload more than 10000000 "
+        "tasks");
+}
+
 TEST_CASE("Schedulers.SimHardening.RuntimesPastTheClockEndTheRunWithAnError") {
   // Ten chained tasks of 1e9 s each: 1e10 s, past the 9.2e9 s an int64 of nanoseconds holds.
   Workload w;
