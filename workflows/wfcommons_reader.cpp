@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -257,7 +258,9 @@ std::vector<std::string> replay_command(double runtime_s) {
   return {"sleep", format_seconds(runtime_s)};
 }
 
-Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std::string& path) {
+namespace {
+
+Result<WfCommonsInstance> parse_instance(std::string_view json_text, const std::string& path) {
   Reader rd{path};
   json doc;
   try {
@@ -370,6 +373,17 @@ Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std:
   }
   if (Status v = validate_graph(g); !v.ok()) return rd.fail(v.message());
   return out;
+}
+
+}  // namespace
+
+Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std::string& path) {
+  try {
+    return parse_instance(json_text, path);
+  } catch (const std::bad_alloc&) {
+    // The file size limit keeps traces far inside memory; this is the last line, not a limit.
+    return Status(ErrorCode::io_error, path + ": out of memory while reading the trace");
+  }
 }
 
 Result<WfCommonsInstance> read_wfcommons_file(const std::string& path) {
