@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
-#include <fstream>
 
 #include "adapters/inproc/inproc_launcher.hpp"
 #include "adapters/local/local_launcher.hpp"
@@ -80,22 +80,20 @@ std::string run_log_dir(const std::string& state_dir, const std::string& run_id)
 
 namespace {
 
-// Wall seconds at which a process that started `ticks` clock ticks after boot started; btime in
-// /proc/stat is whole seconds, so this may be up to 1 s early. nullopt when unreadable.
+// Wall seconds at which a process that started `ticks` clock ticks after boot started, to within
+// a tick. The kernel counts start times on the boot-time clock, so the offset between it and the
+// wall clock converts them (btime in /proc/stat is whole seconds: too coarse).
 std::optional<double> wall_time_of_ticks(std::uint64_t ticks) {
-  std::ifstream in("/proc/stat");
-  std::string key;
-  double btime = 0;
-  while (in >> key) {
-    if (key == "btime") {
-      in >> btime;
-      break;
-    }
-    in.ignore(1 << 20, '\n');
-  }
+  timespec wall{};
+  timespec boot{};
   const long hz = sysconf(_SC_CLK_TCK);
-  if (btime <= 0 || hz <= 0) return std::nullopt;
-  return btime + static_cast<double>(ticks) / static_cast<double>(hz);
+  if (hz <= 0 || clock_gettime(CLOCK_REALTIME, &wall) != 0 ||
+      clock_gettime(CLOCK_BOOTTIME, &boot) != 0) {
+    return std::nullopt;
+  }
+  const double since_boot = static_cast<double>(boot.tv_sec) + boot.tv_nsec * 1e-9;
+  const double now = static_cast<double>(wall.tv_sec) + wall.tv_nsec * 1e-9;
+  return now - since_boot + static_cast<double>(ticks) / static_cast<double>(hz);
 }
 
 }  // namespace
