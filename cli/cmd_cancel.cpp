@@ -39,7 +39,8 @@ void add_cancel_command(CLI::App& app) {
       std::printf("%s is already %s\n", run->id.c_str(), to_string(run->status));
       return;
     }
-    auto mark_cancelled = [&] {
+    Status signalled = signal_coordinator(*run, SIGTERM);
+    if (signalled.code() == ErrorCode::not_found) {
       RunInfo info = *run;
       info.status = RunStatus::cancelled;
       info.updated = wall_seconds_now();
@@ -51,10 +52,6 @@ void add_cancel_command(CLI::App& app) {
       }
       std::printf("%s was not running (its coordinator is gone); marked cancelled\n",
                   run->id.c_str());
-    };
-    Status signalled = signal_coordinator(*run, SIGTERM);
-    if (signalled.code() == ErrorCode::not_found) {
-      mark_cancelled();
       return;
     }
     if (!signalled.ok()) {
