@@ -10,8 +10,7 @@
 //
 // Schema (version 3; a version-1 or -2 file is upgraded on open): see kSchema in sqlite_store.cpp.
 // Each run's events occupy one contiguous rowid range, so replay of one run never touches other
-// runs' rows. EventRecord::seq counts 1, 2,
-// ... within its run, in append order.
+// runs' rows. EventRecord::seq counts 1, 2, ... within its run, in append order.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +53,8 @@ class SqliteStore final : public StateStore {
                 std::span<const TaskGroup> groups) override;
   Result<std::vector<TaskGroup>> task_groups(std::string_view run_id) override;
   Status forget_task_groups(std::string_view run_id) override;
-  // PRAGMA quick_check: O(file size), about 40 ms per 100 MB here.
+  // PRAGMA quick_check: O(file size); 0.39 s of CPU for a 122 MB journal of 2,000,000 events
+  // (the dev VM, Python's sqlite3 on the same libsqlite3), a few ms for a typical one.
   Status check_integrity() override;
   // wal_checkpoint(TRUNCATE), PASSIVE when a reader blocks it.
   Status checkpoint() override;
