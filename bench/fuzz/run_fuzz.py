@@ -158,10 +158,11 @@ def table(results):
     return "\n".join(rows)
 
 
-def write_results(data, markdown):
+def write_results(data, markdown, label=""):
     results = os.path.join(os.path.dirname(HERE), "results")
     os.makedirs(results, exist_ok=True)
-    path = os.path.join(results, f"fuzz-{time.strftime('%Y-%m-%d')}.json")
+    suffix = f"-{label}" if label else ""
+    path = os.path.join(results, f"fuzz-{time.strftime('%Y-%m-%d')}{suffix}.json")
     with open(path, "w") as f:
         json.dump(data, f, indent=2)
     readme = os.path.join(os.path.dirname(HERE), "README.md")
@@ -186,6 +187,7 @@ def main():
     ap.add_argument("--max-findings", type=int, default=8, help="distinct findings per target")
     ap.add_argument("--work", default=os.path.join(ROOT, "build-fuzz", "bench-fuzz"),
                     help="grown corpora, artifacts and logs")
+    ap.add_argument("--label", default="", help="results/fuzz-<date>-<label>.json (several runs a day)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     targets = [t for t in args.targets.split(",") if t]
@@ -199,7 +201,7 @@ def main():
     print(markdown)
     if not args.no_write:
         data = {"args": vars(args), "limits": LIMITS, "targets": results, "machine": machine()}
-        print("wrote", write_results(data, markdown))
+        print("wrote", write_results(data, markdown, args.label))
     return 1 if any(r["findings"] for r in results) else 0
 
 
