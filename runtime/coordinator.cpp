@@ -657,6 +657,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     if (!s.ok()) return s;
     if (observer_ != nullptr && observer_->wants_events()) {
       for (const auto& e : events_) observer_->on_event(spec_at(e.task), e);
+      observer_->on_events_done();
     }
     events_.clear();
     event_text_.clear();
