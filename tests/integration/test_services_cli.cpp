@@ -183,7 +183,7 @@ TEST_CASE("Integration.Services.AMegabyteStdoutLineNeitherCrashesNorOrphansTheSe
                                   "tasks:\n  - name: user\n    uses: [greedy, anchored]\n"
                                   "    command: \"printf '%s' \\\"$CHORUS_SERVICE_ANCHORED\\\" > "
                                   "anchored.txt\"\n");
-  auto r = run_chorus({"run", "wf.yaml"}, dir.path());
+  auto r = run_chorus({"run", "--cores", "4", "wf.yaml"}, dir.path());
   INFO(r.out, r.err);
   std::vector<pid_t> pids;
   for (const char* name : {"greedy", "anchored"}) {
