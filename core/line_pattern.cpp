@@ -9,8 +9,10 @@ namespace {
 std::string quoted(std::string_view pattern) {
   constexpr std::size_t kShown = 60;
   if (pattern.size() <= kShown) return "'" + std::string(pattern) + "'";
-  return "'" + std::string(pattern.substr(0, kShown)) + "...' (" + std::to_string(pattern.size()) +
-         " characters)";
+  std::size_t cut = kShown;  // not inside a UTF-8 sequence
+  while (cut > 0 && (static_cast<unsigned char>(pattern[cut]) & 0xC0) == 0x80) --cut;
+  return "'" + std::string(pattern.substr(0, cut)) + "...' (" + std::to_string(pattern.size()) +
+         " bytes)";
 }
 
 }  // namespace
@@ -24,8 +26,7 @@ LinePattern::~LinePattern() = default;
 Result<LinePattern> LinePattern::compile(std::string_view pattern) {
   if (pattern.size() > kMaxPatternBytes) {
     return invalid_argument(quoted(pattern) + " is longer than the " +
-                            std::to_string(kMaxPatternBytes) +
-                            " characters a ready pattern may have");
+                            std::to_string(kMaxPatternBytes) + " bytes a ready pattern may have");
   }
   RE2::Options options;
   options.set_log_errors(false);  // the error travels in the Status, not on stderr

@@ -51,10 +51,14 @@ TEST_CASE("Core.LinePattern.APatternPastTheCapIsRefusedAndQuotedShort") {
   const std::string huge(100'000, 'a');
   const std::string m = refusal(huge);
   CHECK(contains(m,
-                 "(100000 characters) is longer than the 4096 characters a ready pattern may "
+                 "(100000 bytes) is longer than the 4096 bytes a ready pattern may "
                  "have"));
   CHECK(m.size() < 200);
   CHECK(LinePattern::compile(std::string(LinePattern::kMaxPatternBytes, 'a')).ok());
+  // The quote is cut on a character boundary: "é" is two bytes, the 60th byte starts one.
+  std::string accents = std::string(59, 'a');
+  for (int i = 0; i < 3000; ++i) accents += "\xC3\xA9";
+  CHECK(contains(refusal(accents), "'" + std::string(59, 'a') + "...' (6059 bytes)"));
 }
 
 TEST_CASE("Core.LinePattern.AMegabyteLineIsSearchedWithoutRecursion") {

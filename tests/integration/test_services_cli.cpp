@@ -214,8 +214,7 @@ TEST_CASE("Integration.Services.AProbePatternOf100000CharactersIsALocatedValidat
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("wf.yaml:5:21: 'stdout' in the 'ready' probe of service 's': 'aaaa") !=
           std::string::npos);
-    CHECK(r.err.find("(100000 characters) is longer than the 4096 characters") !=
-          std::string::npos);
+    CHECK(r.err.find("(100000 bytes) is longer than the 4096 bytes") != std::string::npos);
     CHECK(r.err.size() < 1000);
   }
 }

@@ -207,7 +207,7 @@ TEST_CASE("Workflows.Services.APatternOf100000CharactersIsALocatedError") {
       error_of(with_service("    command: [x]\n    ready: {stdout: \"" + huge + "\"}\n"));
   CHECK(contains(m, "wf.yaml:4:21: 'stdout' in the 'ready' probe of service 's': '((((("));
   CHECK(contains(m,
-                 "(100000 characters) is longer than the 4096 characters a ready pattern may "
+                 "(100000 bytes) is longer than the 4096 bytes a ready pattern may "
                  "have"));
 }
 
