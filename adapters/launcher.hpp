@@ -41,6 +41,14 @@ struct LaunchRequest {
 // Opaque per launcher; never reused within one launcher's lifetime.
 using LaunchHandle = std::uint64_t;
 
+// The process group a task runs as on this host: its leader's pid (the pgid) and the leader's
+// start time (clock ticks since boot, field 22 of /proc/<pid>/stat), which tells the leader apart
+// from a later process that reuses the pid.
+struct ProcessGroup {
+  std::int64_t pgid = 0;
+  std::uint64_t start_ticks = 0;
+};
+
 enum class UpdateKind : std::uint8_t {
   exited,     // the process (or function) ended; exit_code / signal say how
   timed_out,  // killed because spec->timeout passed
@@ -95,6 +103,13 @@ class Launcher {
 
   // Number of launched tasks whose final update has not been polled yet.
   virtual std::size_t in_flight() const = 0;
+
+  // The local process group a launched task runs as, while its final update has not been polled;
+  // nullopt when the work is not a process group on this host (threads, agents, batch steps) or is
+  // already gone. The coordinator journals it so a resume can kill what a killed coordinator left.
+  virtual std::optional<ProcessGroup> process_group(LaunchHandle /*handle*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace chorus

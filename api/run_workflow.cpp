@@ -2,15 +2,18 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "adapters/inproc/inproc_launcher.hpp"
 #include "adapters/local/local_launcher.hpp"
+#include "adapters/local/process_identity.hpp"
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "core/node_info.hpp"
 #include "runtime/orphans.hpp"
@@ -28,8 +31,15 @@ std::string host_name() {
 Status make_dirs(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return io_error("cannot create " + dir + ": " + ec.message());
-  return {};
+  if (!ec) return {};
+  if (ec == std::errc::read_only_file_system) {
+    return io_error("cannot create " + dir +
+                    ": the file system is read-only; use a writable state folder (--state DIR)");
+  }
+  if (ec == std::errc::no_space_on_device) {
+    return io_error("cannot create " + dir + ": the disk is full (ENOSPC)");
+  }
+  return io_error("cannot create " + dir + ": " + ec.message());
 }
 
 }  // namespace
@@ -68,9 +78,64 @@ std::string run_log_dir(const std::string& state_dir, const std::string& run_id)
   return state_dir + "/runs/" + run_id + "/logs";
 }
 
+namespace {
+
+// Wall seconds at which a process that started `ticks` clock ticks after boot started, to within
+// a tick. The kernel counts start times on the boot-time clock, so the offset between it and the
+// wall clock converts them (btime in /proc/stat is whole seconds: too coarse).
+std::optional<double> wall_time_of_ticks(std::uint64_t ticks) {
+  timespec wall{};
+  timespec boot{};
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (hz <= 0 || clock_gettime(CLOCK_REALTIME, &wall) != 0 ||
+      clock_gettime(CLOCK_BOOTTIME, &boot) != 0) {
+    return std::nullopt;
+  }
+  const double since_boot = static_cast<double>(boot.tv_sec) + boot.tv_nsec * 1e-9;
+  const double now = static_cast<double>(wall.tv_sec) + wall.tv_nsec * 1e-9;
+  return now - since_boot + static_cast<double>(ticks) / static_cast<double>(hz);
+}
+
+}  // namespace
+
 bool coordinator_alive(const RunInfo& run) {
-  if (run.coordinator_pid <= 0 || run.host != host_name()) return false;
-  return kill(static_cast<pid_t>(run.coordinator_pid), 0) == 0 || errno == EPERM;
+  if (run.coordinator_pid <= 0 || run.coordinator_pid > INT_MAX || run.host != host_name()) {
+    return false;
+  }
+  if (!run.boot_id.empty() && run.boot_id != boot_id()) return false;  // it died with that boot
+  const auto start = process_start_ticks(static_cast<pid_t>(run.coordinator_pid));
+  if (!start) return false;  // no such process (or a zombie)
+  if (run.coordinator_start != 0) return *start == run.coordinator_start;
+  // Journaled before start times were (schema < 3): a process that started after the run was
+  // last updated by its coordinator is not that coordinator.
+  const auto started = wall_time_of_ticks(*start);
+  return started && *started <= run.updated;
+}
+
+Status signal_coordinator(const RunInfo& run, int signal_number) {
+  const auto pid = static_cast<pid_t>(run.coordinator_pid);
+  // The pidfd pins the process found now: if it is verified below, the signal reaches it or
+  // nothing (pidfd_send_signal fails once it has exited), never a process that reuses its pid.
+  const int fd = run.coordinator_pid > 0 && run.coordinator_pid <= INT_MAX
+                     ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0U))
+                     : -1;
+  if (fd < 0 && errno != ENOSYS) {
+    return not_found("the coordinator of " + run.id + " (pid " + std::to_string(pid) + ") is gone");
+  }
+  if (!coordinator_alive(run)) {
+    if (fd >= 0) ::close(fd);
+    return not_found("the coordinator of " + run.id + " (pid " + std::to_string(pid) +
+                     ") is gone; that pid is not it");
+  }
+  int rc = fd >= 0
+               ? static_cast<int>(::syscall(SYS_pidfd_send_signal, fd, signal_number, nullptr, 0U))
+               : ::kill(pid, signal_number);
+  const int err = errno;
+  if (fd >= 0) ::close(fd);
+  if (rc == 0) return {};
+  if (err == ESRCH) return not_found("the coordinator of " + run.id + " exited meanwhile");
+  return io_error("cannot signal the coordinator of " + run.id + " (pid " + std::to_string(pid) +
+                  "): " + std::strerror(err));
 }
 
 Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& options) {
@@ -130,8 +195,14 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
     previous = (*store)->replay(run.id);
     if (!previous.ok()) return previous.status();
     // A coordinator killed outright left its tasks running; they are rerun now, not twice at once.
-    kill_orphans_of_run(run.id);
+    auto groups = (*store)->task_groups(run.id);
+    if (!groups.ok()) return groups.status();
+    kill_orphans_of_run(run, *groups, *previous);
+    if (Status s = (*store)->forget_task_groups(run.id); !s.ok()) return s;
+    if (run.token.empty()) run.token = new_run_token();  // a run from before tokens existed
   } else {
+    // A new run goes into a sound journal only (a damaged one would lose it, or mislead resumes).
+    if (Status s = (*store)->check_integrity(); !s.ok()) return s;
     run.workflow_name = graph.name;
     run.workflow_path = graph.source_path;
     run.created = wall_seconds_now();
@@ -141,6 +212,8 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   run.updated = wall_seconds_now();
   run.total_tasks = static_cast<std::int64_t>(graph.tasks.size());
   run.coordinator_pid = getpid();
+  run.coordinator_start = process_start_ticks(getpid()).value_or(0);
+  run.boot_id = boot_id();
   run.host = host_name();
   std::vector<NodeInfo> nodes = options.nodes;
   if (nodes.empty()) nodes = {local_node_info()};
@@ -180,6 +253,7 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   copts.log_dir = outcome.log_dir;
   copts.fail_fast = options.fail_fast;
   copts.on_task_done = options.on_task_done;
+  copts.run_token = run.token;
   RepeatDriver repeats(graph);
   if (!graph.repeats.empty()) {
     copts.on_task_done = [&repeats, user = options.on_task_done](
@@ -197,9 +271,16 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   if (summary.ok()) run.total_tasks = summary->progress.total;
   run.updated = wall_seconds_now();
   run.coordinator_pid = 0;
+  run.coordinator_start = 0;
   Status updated = (*store)->update_run(run);
   if (!summary.ok()) return summary.status();
   if (!updated.ok()) return updated;
+  // Every task has ended (the launchers reaped them), so their groups are gone.
+  (void)(*store)->forget_task_groups(run.id);
+  // The run lives in the write-ahead log until a checkpoint: fold it into chorus.db now, so the
+  // file alone holds it (a lost or deleted chorus.db-wal must not lose a finished run). Best
+  // effort: a reader may hold part of the log back, and the log is durable as it is.
+  (void)(*store)->checkpoint();
   outcome.run = run;
   outcome.summary = std::move(*summary);
   return outcome;

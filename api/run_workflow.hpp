@@ -66,7 +66,14 @@ std::string run_log_dir(const std::string& state_dir, const std::string& run_id)
 // <cwd>/.chorus when state_dir is empty; made absolute otherwise.
 std::string resolve_state_dir(const std::string& state_dir);
 
-// Whether the coordinator that last drove `run` is alive (same host, live pid).
+// Whether the coordinator that last drove `run` is alive: same host, same boot, and the pid still
+// held by the process with the journaled start time (not one that reused the pid). Runs journaled
+// before start times were: the pid's process started before the run was last updated.
 bool coordinator_alive(const RunInfo& run);
+
+// Sends `signal_number` to the run's coordinator if coordinator_alive() verifies it, race-free
+// (through a pidfd). Errors: not_found (the coordinator is gone, or its pid belongs to another
+// process now: nothing was signalled), io_error (the kernel refused the signal).
+Status signal_coordinator(const RunInfo& run, int signal_number);
 
 }  // namespace chorus

@@ -1,7 +1,8 @@
 // chorus cancel RUN: stop a run. A live coordinator gets SIGTERM (it cancels its tasks, journals
-// it and exits); a run whose coordinator is gone is marked cancelled in the journal.
+// it and exits); a run whose coordinator is gone is marked cancelled in the journal. "Live" is
+// verified (coordinator_alive: same boot, pid and start time), so a process that reused a dead
+// coordinator's pid is never signalled.
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -38,11 +39,13 @@ void add_cancel_command(CLI::App& app) {
       std::printf("%s is already %s\n", run->id.c_str(), to_string(run->status));
       return;
     }
-    if (!coordinator_alive(*run)) {
+    Status signalled = signal_coordinator(*run, SIGTERM);
+    if (signalled.code() == ErrorCode::not_found) {
       RunInfo info = *run;
       info.status = RunStatus::cancelled;
       info.updated = wall_seconds_now();
       info.coordinator_pid = 0;
+      info.coordinator_start = 0;
       if (Status s = store->update_run(info); !s.ok()) {
         print_error(s.message());
         throw CLI::RuntimeError(kExitError);
@@ -51,9 +54,8 @@ void add_cancel_command(CLI::App& app) {
                   run->id.c_str());
       return;
     }
-    if (kill(static_cast<pid_t>(run->coordinator_pid), SIGTERM) != 0) {
-      print_error("cannot signal the coordinator of " + run->id + " (pid " +
-                  std::to_string(run->coordinator_pid) + ")");
+    if (!signalled.ok()) {
+      print_error(signalled.message());
       throw CLI::RuntimeError(kExitError);
     }
     std::printf("cancelling %s (coordinator pid %lld)...\n", run->id.c_str(),

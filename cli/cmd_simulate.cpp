@@ -14,6 +14,7 @@
 #include "cli/command.hpp"
 #include "cli/workflow_input.hpp"
 #include "cli/workflow_workload.hpp"
+#include "core/runtime_partition.hpp"
 #include "core/text.hpp"
 #include "schedulers/policy_registry.hpp"
 #include "schedulers/queue/cfq_queue.hpp"
@@ -158,6 +159,39 @@ sim::Metrics median_metrics(const std::vector<sim::Metrics>& runs) {
   return m;
 }
 
+// The simulator's bound on the tasks of one workload (what the readers allow).
+constexpr std::uint64_t kMaxPartitionedTasks = sim::kMaxSimTasks;
+constexpr std::uint64_t kMaxPartitionedLinks = 20'000'000;
+
+// --partition splits a divisible task into partition_count() pieces, each waiting for every
+// piece of the tasks it waited for: refused before allocating when that would pass the bounds.
+Status check_partition_size(const sim::Workload& w, double target_s, const std::string& flag) {
+  std::uint64_t tasks = 0, links = 0;
+  auto add = [](std::uint64_t a, std::uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+  };
+  auto mul = [](std::uint64_t a, std::uint64_t b) {
+    return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+  };
+  for (const auto& j : w.jobs) {
+    std::vector<std::uint64_t> pieces(j.tasks.size(), 1);
+    for (std::size_t k = 0; k < j.tasks.size(); ++k) {
+      const sim::SimTask& t = j.tasks[k];
+      if (j.divisible) pieces[k] = partition_count(t.runtime_s, target_s);
+      tasks = add(tasks, pieces[k]);
+      for (auto dep : t.after) links = add(links, mul(pieces[k], pieces[dep]));
+      if (tasks > kMaxPartitionedTasks || links > kMaxPartitionedLinks) {
+        return invalid_argument(flag + " splits the workload into more than " +
+                                std::to_string(kMaxPartitionedTasks) + " tasks or " +
+                                std::to_string(kMaxPartitionedLinks) + " dependencies (at job '" +
+                                j.id + "' task " + std::to_string(k) + ", " +
+                                std::to_string(pieces[k]) + " pieces); use a larger target");
+      }
+    }
+  }
+  return {};
+}
+
 void run_simulate(const Args& a) {
   auto cluster = sim::parse_cluster(a.cluster);
   if (!cluster.ok()) fail(cluster.status());
@@ -215,6 +249,12 @@ void run_simulate(const Args& a) {
     auto workload = from_workflow ? Result<sim::Workload>(*from_workflow)
                                   : load_workload(a, a.seed + static_cast<std::uint64_t>(s));
     if (!workload.ok()) fail(workload.status());
+    if (partition_s > 0) {
+      if (Status st = check_partition_size(*workload, partition_s, "--partition " + a.partition);
+          !st.ok()) {
+        fail(st);
+      }
+    }
     sim::Workload w =
         partition_s > 0 ? sim::partition_divisible(*workload, partition_s) : std::move(*workload);
     workload_name = w.name;

@@ -73,6 +73,32 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
     return s;
   }
 
+  // The simulator's clock ends after 2^63 ns (292 years): a chain of tasks longer than that can
+  // never be simulated, whatever the cluster, so it is refused here, at the task that passes it.
+  {
+    constexpr double kClockSeconds = 9.2e9;
+    std::vector<double> finish(tasks.size(), 0);
+    for (auto i : topological_order(*graph)) {
+      const TaskSpec& t = tasks[i];
+      if (is_service(t)) continue;
+      double start = 0;
+      for (auto a : t.after) start = std::max(start, finish[a]);
+      finish[i] = start + runtime[i];
+      if (finish[i] <= kClockSeconds) continue;
+      const auto where = task_positions(path);
+      std::string entry = t.name.substr(0, t.name.find('['));
+      auto it = where.find(entry);
+      const std::string at =
+          display_path(path) + (it == where.end() ? std::string(": ")
+                                                  : ":" + std::to_string(it->second.line) + ":" +
+                                                        std::to_string(it->second.column) + ": ");
+      return invalid_argument(
+          at + "chorus simulate cannot replay this workflow: its tasks up to '" + t.name +
+          "' run one after another for " + std::to_string(static_cast<long long>(finish[i])) +
+          " s, more than the simulator's clock holds (9.2e9 s, 292 years)");
+    }
+  }
+
   // Jobs by (user, job), in the order they first appear in a topological order of the tasks, so
   // each job's own tasks come after the ones they wait for.
   WorkflowWorkload out;

@@ -241,6 +241,12 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (!events_.empty()) continue;     // launch failures to journal: go round again at once
       if (run_done_handlers()) continue;  // they may have added ready work
       if (terminal_ == rt_.size()) break;
+      // Launched groups ride along with the next round's events; when none came within
+      // kGroupJournalDelay, they get a transaction of their own (one per quiet spell, not per
+      // task).
+      if (!groups_.empty() && Clock::now() >= groups_due_) {
+        if (Status s = write_journal(); !s.ok()) return abort_run(s);
+      }
       if (services_ && stop_unneeded_services()) continue;
       maybe_tick(Clock::now());
       wait_for_activity();
@@ -653,8 +659,14 @@ class Coordinator::Impl final : public TaskSubmitter {
 
   Status flush() {
     if (events_.empty()) return {};
-    Status s = store_.append(run_id_, events_);
+    return write_journal();
+  }
+
+  // Appends the queued events and process groups in one transaction.
+  Status write_journal() {
+    Status s = store_.append(run_id_, events_, groups_);
     if (!s.ok()) return s;
+    groups_.clear();
     if (observer_ != nullptr && observer_->wants_events()) {
       for (const auto& e : events_) observer_->on_event(spec_at(e.task), e);
       observer_->on_events_done();
@@ -678,6 +690,10 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (handle.ok()) {
         r.handle = *handle;
         r.launched = true;
+        if (auto group = launcher->process_group(r.handle)) {
+          if (groups_.empty()) groups_due_ = Clock::now() + kGroupJournalDelay;
+          groups_.push_back({id, r.attempt, group->pgid, group->start_ticks});
+        }
         if (spec.kind == TaskKind::service) {
           const NodeInfo& node = nodes_[static_cast<std::size_t>(r.node)];
           services_->started(spec, node.address.empty() ? node.name : node.address,
@@ -714,6 +730,8 @@ class Coordinator::Impl final : public TaskSubmitter {
     request_.stderr_path = log_path(options_.log_dir, spec.name, r.attempt, "err");
     request_.env.clear();
     request_.env.emplace_back("CHORUS_RUN_ID", run_id_);
+    if (!options_.run_token.empty())
+      request_.env.emplace_back("CHORUS_RUN_TOKEN", options_.run_token);
     request_.env.emplace_back("CHORUS_TASK", spec.name);
     request_.env.emplace_back("CHORUS_ATTEMPT", std::to_string(r.attempt));
     request_.env.emplace_back("CHORUS_NODE", request_.node);
@@ -980,6 +998,7 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (auto d = launchers_[k]->next_deadline()) deadline = std::min(deadline, *d);
     }
     if (any_fdless) deadline = std::min(deadline, now + std::chrono::milliseconds(5));
+    if (!groups_.empty()) deadline = std::min(deadline, groups_due_);
     if (services_) {
       if (auto d = services_->next_deadline()) deadline = std::min(deadline, *d);
       if (!delayed_.empty()) deadline = std::min(deadline, delayed_.front().first);
@@ -1002,6 +1021,7 @@ class Coordinator::Impl final : public TaskSubmitter {
 
   // The journal failed: stop launching, stop what runs (it will rerun on resume), report.
   Status abort_run(const Status& why) {
+    groups_.clear();  // what runs now is stopped below: nothing to find on resume
     for (TaskId id = 0; id < rt_.size(); ++id) {
       if (rt_[id].launched) {
         (void)launchers_[static_cast<std::size_t>(spec_at(id).kind)]->cancel(rt_[id].handle);
@@ -1063,6 +1083,12 @@ class Coordinator::Impl final : public TaskSubmitter {
   std::vector<std::uint32_t> dep_offsets_;
   std::vector<TaskId> dep_targets_;
   std::vector<TaskEvent> events_;
+  // Process groups launched since the last flush, journaled with the next events (at the latest
+  // kGroupJournalDelay after the first of them): until then a SIGKILLed coordinator's resume
+  // finds such a task only by its CHORUS_RUN_TOKEN.
+  std::vector<TaskGroup> groups_;
+  TimePoint groups_due_{};
+  static constexpr Duration kGroupJournalDelay = std::chrono::milliseconds(20);
   std::vector<TaskId> to_launch_;
   std::vector<TaskId> launching_;
   std::vector<TaskId> stack_;

@@ -62,6 +62,9 @@ struct CoordinatorOptions {
   // launcher that queues internally (the function pool) holds as "running".
   std::size_t max_in_flight_per_launcher = 4096;
   TaskDoneHandler on_task_done;  // optional: dynamic work
+  // Given to every task as CHORUS_RUN_TOKEN (RunInfo::token): how a resume recognises the run's
+  // processes. Empty: not set.
+  std::string run_token;
 };
 
 struct FailedTask {

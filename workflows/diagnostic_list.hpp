@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -35,6 +36,10 @@ class DiagnosticList {
   std::size_t reports() const { return reports_; }
   const std::vector<Diagnostic>& items() const { return items_; }
   const std::string& path() const { return path_; }
+  // The text being read, for positions yaml-cpp does not give (an empty list item's '-'). It
+  // must outlive the list; empty when unknown.
+  void set_source(std::string_view text) { source_ = text; }
+  std::string_view source() const { return source_; }
 
   // invalid_argument, one diagnostic per line in file order (the order of the phase that found
   // them: the loader stops after the first phase that reports anything). Requires !empty().
@@ -45,6 +50,7 @@ class DiagnosticList {
   static constexpr std::size_t kMaxKept = 10'000;
 
   std::string path_;
+  std::string_view source_;
   std::vector<Diagnostic> items_;
   std::unordered_set<std::string> seen_;  // "line:column:message"
   std::size_t dropped_ = 0;

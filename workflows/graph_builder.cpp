@@ -8,6 +8,7 @@
 #include "workflows/placeholder.hpp"
 #include "workflows/round_blueprint.hpp"
 #include "workflows/task_instance.hpp"
+#include "workflows/text_budget.hpp"
 
 namespace chorus {
 namespace {
@@ -88,6 +89,7 @@ void GraphBuilder::check_templates() {
               "; a workflow may have at most " + std::to_string(limits_.max_tasks) + " tasks");
     }
     first_id_.push_back(over_limit ? so_far : so_far + size);
+    if (!over_limit) check_text_size(t, size);
     check_placeholders(t);
     check_fits(t);
   }
@@ -109,6 +111,7 @@ void GraphBuilder::check_services() {
       diags_.add(t.pos, "duplicate service name '" + t.name + "' (first defined on line " +
                             std::to_string(services_[first->second].task.pos.line) + ")");
     }
+    check_text_size(t, static_cast<std::uint64_t>(svc.spec.replicas));
     const KeyValues vars = service_placeholders(svc.spec, 0);
     const bool has_port = vars.size() > 1;
     auto check = [&](const LocatedText& text, const std::string& field) {
@@ -132,6 +135,30 @@ void GraphBuilder::check_services() {
     if (t.workdir) check(*t.workdir, "the workdir");
     check_fits(t);
   }
+}
+
+void GraphBuilder::check_text_size(const TaskTemplate& t, std::uint64_t members) {
+  if (text_over_) return;
+  const std::uint64_t each = member_text_bytes(t);
+  const std::uint64_t before = text_bytes_;
+  const std::uint64_t mine = each != 0 && members > UINT64_MAX / each ? UINT64_MAX : members * each;
+  text_bytes_ = before > UINT64_MAX - mine ? UINT64_MAX : before + mine;
+  if (text_bytes_ <= limits_.max_text_bytes) return;
+  text_over_ = true;
+  const bool sweep = members > 1;
+  const std::string what =
+      t.kind == TaskKind::service ? "service '" + t.name + "'" : task_kind_name(t);
+  diags_.add(sweep && t.sweep_pos.known() ? t.sweep_pos : t.pos,
+             "too much text: " + what + " would expand to " +
+                 (sweep ? std::to_string(members) +
+                              (t.kind == TaskKind::service ? " replicas" : " members") +
+                              " of up to " + std::to_string(each) + " bytes each"
+                        : std::to_string(each) + " bytes") +
+                 " (command, env, workdir, outputs, inputs and name, placeholders substituted)" +
+                 (before > 0 ? ", " + std::to_string(before) + " bytes with the tasks before it"
+                             : std::string()) +
+                 "; a workflow's tasks may hold at most " + budget_text(limits_.max_text_bytes) +
+                 ". Keep large values in a file the tasks read");
 }
 
 void GraphBuilder::check_placeholders(const TaskTemplate& t) {

@@ -25,6 +25,8 @@ struct GraphLimits {
   std::uint64_t max_tasks = 1'000'000;
   // Dependency edges after expansion (a sweep after a sweep is a full bipartite join).
   std::uint64_t max_edges = 20'000'000;
+  // The text of all tasks after expansion (member_text_bytes() per member and replica).
+  std::uint64_t max_text_bytes = 512 * 1024 * 1024;
   Resources largest_node;  // cores == 0: unknown, nothing is checked; memory_mb == 0: unchecked
   std::string machine_phrase = "this machine";
   std::vector<Resources> nodes;  // every node's capacity, when known: MPI tasks may spread
@@ -61,6 +63,9 @@ class GraphBuilder {
   void check_templates();
   void check_services();
   void check_placeholders(const TaskTemplate& t);
+  // Counts the text `members` copies of `t` would hold; reports the template that passes
+  // limits_.max_text_bytes (once).
+  void check_text_size(const TaskTemplate& t, std::uint64_t members);
   void check_fits(const TaskTemplate& t);
   // check_fits for an MPI task that may spread over limits_.nodes.
   void check_spread_fits(const TaskTemplate& t);
@@ -85,6 +90,8 @@ class GraphBuilder {
   std::vector<RepeatTemplate> groups_;
   GraphLimits limits_;
   DiagnosticList& diags_;
+  std::uint64_t text_bytes_ = 0;
+  bool text_over_ = false;
   std::vector<std::uint64_t> first_id_;  // first task id of each template; back() = task count
   std::unordered_map<std::string, std::size_t> by_name_;
   std::unordered_map<std::string, std::size_t> service_by_name_;

@@ -1,5 +1,7 @@
 #include "workflows/node_reader.hpp"
 
+#include "workflows/workflow_source.hpp"
+
 #include <charconv>
 #include <unordered_map>
 
@@ -32,14 +34,40 @@ Position position_of(const YAML::Node& node, Position fallback) {
   return {m.line + 1, m.column + 1};
 }
 
+Position item_position(const YAML::Node& item, const DiagnosticList& diags, Position fallback) {
+  if (!item.IsDefined() || !item.IsNull()) return position_of(item, fallback);
+  const YAML::Mark m = item.Mark();
+  const std::string_view text = diags.source();
+  if (m.pos < 0 || m.line < 0 || m.column < 0 || text.empty()) return fallback;
+  const auto at = static_cast<std::size_t>(m.pos);
+  // A null written out (`~`, `null`, `Null`, `NULL`) is marked where it is written.
+  for (std::string_view word : {"~", "null", "Null", "NULL"}) {
+    if (text.compare(at, word.size(), word) != 0) continue;
+    const std::size_t end = at + word.size();
+    if (end == text.size() ||
+        std::string_view(" \t\r\n,]}#").find(text[end]) != std::string_view::npos) {
+      return {m.line + 1, m.column + 1};
+    }
+  }
+  const Position dash = empty_item_position(text, at);
+  return dash.known() ? dash : fallback;
+}
+
 std::string describe_node(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map:
       return "a map";
     case YAML::NodeType::Sequence:
       return "a list";
-    case YAML::NodeType::Scalar:
-      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Scalar: {
+      // Messages stay short (and hold a few kilobytes at most even for thousands of them).
+      constexpr std::size_t kShown = 80;
+      const std::string& text = node.Scalar();
+      if (text.size() <= kShown) return "'" + text + "'";
+      std::size_t cut = kShown;
+      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+      return "'" + text.substr(0, cut) + "...' (" + std::to_string(text.size()) + " bytes)";
+    }
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
       return "nothing";
@@ -149,7 +177,7 @@ std::optional<std::vector<LocatedText>> read_string_list(const MapEntry& e,
   }
   bool ok = true;
   for (const YAML::Node& item : e.value) {
-    Position pos = position_of(item, e.value_pos);
+    Position pos = item_position(item, diags, e.value_pos);
     if (!item.IsScalar()) {
       diags.add(pos,
                 "each item of " + label + " must be a single value, got " + describe_node(item));

@@ -34,6 +34,10 @@ struct MapEntry {
 // 1-based position of a node; `fallback` when yaml-cpp has none.
 Position position_of(const YAML::Node& node, Position fallback = {});
 
+// position_of() for an item of a list, which may be empty (`-` with nothing after it: yaml-cpp
+// marks that at the next token, so the '-' is found in diags.source()).
+Position item_position(const YAML::Node& item, const DiagnosticList& diags, Position fallback = {});
+
 // "a map", "a list", "a string", "nothing" — for "expected X, got Y" messages.
 std::string describe_node(const YAML::Node& node);
 

@@ -34,7 +34,8 @@ bool is_repeat_entry(const YAML::Node& node) {
 }
 
 std::optional<RepeatTemplate> read_repeat(const YAML::Node& node, std::size_t index,
-                                          const TaskDefaults& defaults, DiagnosticList& diags) {
+                                          const TaskDefaults& defaults, TextBudget& budget,
+                                          DiagnosticList& diags) {
   const std::size_t before = diags.reports();
   RepeatTemplate g;
   g.pos = position_of(node);
@@ -100,7 +101,7 @@ std::optional<RepeatTemplate> read_repeat(const YAML::Node& node, std::size_t in
         ++i;
         continue;
       }
-      auto t = read_task(item, i++, defaults, diags);
+      auto t = read_task(item, i++, defaults, budget, diags);
       if (!t) continue;
       auto clash = std::find_if(t->sweep.begin(), t->sweep.end(),
                                 [](const SweepVariable& v) { return v.name == "round"; });

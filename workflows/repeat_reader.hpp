@@ -11,6 +11,7 @@
 #include "workflows/diagnostic_list.hpp"
 #include "workflows/node_reader.hpp"
 #include "workflows/task_template.hpp"
+#include "workflows/text_budget.hpp"
 #include "workflows/until_condition.hpp"
 
 namespace chorus {
@@ -34,6 +35,7 @@ bool is_repeat_entry(const YAML::Node& node);
 // Reads the repeat group `node` (is_repeat_entry) at `index` of `tasks:`. nullopt when it is
 // unusable; diagnostics say why.
 std::optional<RepeatTemplate> read_repeat(const YAML::Node& node, std::size_t index,
-                                          const TaskDefaults& defaults, DiagnosticList& diags);
+                                          const TaskDefaults& defaults, TextBudget& budget,
+                                          DiagnosticList& diags);
 
 }  // namespace chorus

@@ -204,8 +204,9 @@ void read_restart(const MapEntry& e, const std::string& service, RestartPolicy& 
 }
 
 std::optional<ServiceTemplate> read_service(const YAML::Node& node, std::size_t index,
-                                            const TaskDefaults& defaults, DiagnosticList& diags) {
-  const Position pos = position_of(node);
+                                            const TaskDefaults& defaults, TextBudget& budget,
+                                            DiagnosticList& diags) {
+  const Position pos = item_position(node, diags);
   const std::string numbered = "service #" + std::to_string(index + 1);
   if (!node.IsMap()) {
     diags.add(pos, numbered + " must be a map with at least 'name', 'command' and 'ready', got " +
@@ -311,6 +312,7 @@ std::optional<ServiceTemplate> read_service(const YAML::Node& node, std::size_t 
                               ", beyond the last port 65535");
   }
   if (diags.reports() != before) return std::nullopt;
+  if (!budget.add_read(t, where.substr(3), diags)) return std::nullopt;
   return s;
 }
 
@@ -325,7 +327,7 @@ KeyValues service_placeholders(const ServiceSpec& spec, int replica) {
 }
 
 std::vector<ServiceTemplate> read_services(const MapEntry& entry, const TaskDefaults& defaults,
-                                           DiagnosticList& diags) {
+                                           TextBudget& budget, DiagnosticList& diags) {
   std::vector<ServiceTemplate> out;
   if (entry.value.IsNull()) return out;
   if (!entry.value.IsSequence()) {
@@ -335,7 +337,7 @@ std::vector<ServiceTemplate> read_services(const MapEntry& entry, const TaskDefa
   }
   std::size_t index = 0;
   for (const YAML::Node& node : entry.value) {
-    if (auto s = read_service(node, index++, defaults, diags)) out.push_back(std::move(*s));
+    if (auto s = read_service(node, index++, defaults, budget, diags)) out.push_back(std::move(*s));
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "workflows/diagnostic_list.hpp"
 #include "workflows/node_reader.hpp"
 #include "workflows/task_template.hpp"
+#include "workflows/text_budget.hpp"
 
 namespace chorus {
 
@@ -30,6 +31,6 @@ KeyValues service_placeholders(const ServiceSpec& spec, int replica);
 // `defaults:` and the top level (not retries, timeout or uses). Returns the readable services;
 // every problem is reported.
 std::vector<ServiceTemplate> read_services(const MapEntry& entry, const TaskDefaults& defaults,
-                                           DiagnosticList& diags);
+                                           TextBudget& budget, DiagnosticList& diags);
 
 }  // namespace chorus

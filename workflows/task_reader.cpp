@@ -279,7 +279,7 @@ std::optional<std::vector<SweepVariable>> read_foreach(const MapEntry& e, const 
       }
       std::unordered_map<std::string, int> seen;
       for (const YAML::Node& item : v.value) {
-        Position pos = position_of(item, v.value_pos);
+        Position pos = item_position(item, diags, v.value_pos);
         if (!item.IsScalar()) {
           diags.add(pos, "each value of " + label + " must be a single value, got " +
                              describe_node(item));
@@ -436,8 +436,9 @@ bool apply_partition(const Partition& p, const MapEntry* estimate, const std::st
 }
 
 std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
-                                      const TaskDefaults& defaults, DiagnosticList& diags) {
-  const Position task_pos = position_of(node);
+                                      const TaskDefaults& defaults, TextBudget& budget,
+                                      DiagnosticList& diags) {
+  const Position task_pos = item_position(node, diags);
   const std::string numbered = "task #" + std::to_string(index + 1);
   if (!node.IsMap()) {
     diags.add(task_pos, numbered + " must be a map with at least 'name' and 'command', got " +
@@ -604,6 +605,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   if (partition)
     ok = apply_partition(*partition, find_entry(entries, "estimate"), where, t, diags) && ok;
   if (diags.reports() != before) ok = false;
+  if (!budget.add_read(t, named ? "task '" + t.name + "'" : numbered, diags)) ok = false;
   if (!ok) return std::nullopt;
   // A task entry is one job for the fair-share policies (a sweep's members together, as a task
   // array is one job), unless `job:` groups entries otherwise.

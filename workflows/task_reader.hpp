@@ -10,16 +10,18 @@
 #include "workflows/diagnostic_list.hpp"
 #include "workflows/node_reader.hpp"
 #include "workflows/task_template.hpp"
+#include "workflows/text_budget.hpp"
 
 namespace chorus {
 
 // `entry` is the `defaults:` entry or nullptr; `base` carries the top-level env and workdir.
 TaskDefaults read_defaults(const MapEntry* entry, TaskDefaults base, DiagnosticList& diags);
 
-// Reads the task at `index` (0-based) of `tasks:`. nullopt when it is unusable; diagnostics say
-// why.
+// Reads the task at `index` (0-based) of `tasks:`. nullopt when it is unusable (or its text
+// passes `budget`); diagnostics say why.
 std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
-                                      const TaskDefaults& defaults, DiagnosticList& diags);
+                                      const TaskDefaults& defaults, TextBudget& budget,
+                                      DiagnosticList& diags);
 
 // Helpers shared with service_reader and repeat_reader.
 

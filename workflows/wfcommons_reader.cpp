@@ -1,10 +1,11 @@
 #include "workflows/wfcommons_reader.hpp"
 #include "core/text.hpp"
+#include "workflows/workflow_source.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -15,10 +16,18 @@ namespace {
 
 using nlohmann::json;
 
+// Bounds of the numeric fields, checked before any conversion (a double out of an integer's range
+// converts to an undefined value: `cores: -2147483648`, a negative estimate).
+constexpr double kMaxCores = 1048576;
+constexpr double kMaxRuntimeSeconds = 1e9;  // core/units' limit of a duration (about 31 years)
+constexpr double kMaxBytes = 9007199254740992.0;  // 2^53 (8 PiB): exact in a double and an int64
+
 // What one task looks like once either layout has been read.
 struct RawTask {
   std::string id;
   std::string name;
+  std::string where;       // its JSON path, "workflow.specification.tasks[3]"
+  std::string exec_where;  // where its runtime came from (may equal `where`)
   bool has_parents = false;
   std::vector<std::string> parents;
   std::vector<std::string> inputs;
@@ -32,6 +41,10 @@ struct Reader {
   const std::string& path;
 
   Status fail(const std::string& message) const { return invalid_argument(path + ": " + message); }
+  // "<path>: <json path>: message"
+  Status fail_at(const std::string& where, const std::string& message) const {
+    return invalid_argument(path + ": " + where + ": " + message);
+  }
 };
 
 const json* member(const json& obj, const char* key) {
@@ -40,29 +53,91 @@ const json* member(const json& obj, const char* key) {
   return it == obj.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::optional<double> number_of(const json& obj, const char* key) {
-  const json* v = member(obj, key);
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  return v->get<double>();
+std::string kind_of(const json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_number()) return "a number";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_array()) return "a list";
+  if (v.is_object()) return "an object";
+  return "null";
 }
 
-std::vector<std::string> strings_of(const json* arr) {
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// The number at obj[key], within [lo, hi] (and above lo when `open_low`); nullopt when absent.
+// `where` is obj's JSON path.
+Result<std::optional<double>> number_in(const json& obj, const char* key, const std::string& where,
+                                        double lo, double hi, const std::string& range,
+                                        const Reader& rd) {
+  const json* v = member(obj, key);
+  if (v == nullptr) return std::optional<double>{};
+  const std::string at = where + "." + key;
+  if (!v->is_number()) return rd.fail_at(at, "must be a number, got " + kind_of(*v));
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d < lo || d > hi) {
+    return rd.fail_at(at, number_text(d) + " is out of range (" + range + ")");
+  }
+  return std::optional<double>{d};
+}
+
+// A list of strings (ids), or absent. Anything else is refused, never dropped.
+Result<std::vector<std::string>> strings_in(const json& obj, const char* key,
+                                            const std::string& where, const Reader& rd) {
   std::vector<std::string> out;
-  if (arr == nullptr || !arr->is_array()) return out;
-  for (const auto& v : *arr) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
+  const json* arr = member(obj, key);
+  if (arr == nullptr) return out;
+  const std::string at = where + "." + key;
+  if (!arr->is_array()) {
+    return rd.fail_at(at, "must be a list of ids (strings), got " + kind_of(*arr));
+  }
+  out.reserve(arr->size());
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const json& v = (*arr)[i];
+    if (!v.is_string()) {
+      return rd.fail_at(at + "[" + std::to_string(i) + "]",
+                        "must be an id (a string), got " + kind_of(v));
+    }
+    out.push_back(v.get<std::string>());
   }
   return out;
 }
 
-void read_execution_fields(const json& src, RawTask& task) {
-  task.runtime_s = number_of(src, "runtimeInSeconds");
-  if (!task.runtime_s) task.runtime_s = number_of(src, "runtime");
-  auto cores = number_of(src, "coreCount");
-  if (!cores) cores = number_of(src, "cores");
-  if (cores && *cores >= 1) task.cores = static_cast<int>(std::ceil(*cores));
-  if (auto mem = number_of(src, "memoryInBytes"))
-    task.memory_bytes = static_cast<std::int64_t>(*mem);
+Status read_execution_fields(const json& src, const std::string& where, const Reader& rd,
+                             RawTask& task) {
+  for (const char* key : {"runtimeInSeconds", "runtime"}) {
+    auto r = number_in(src, key, where, 0, kMaxRuntimeSeconds, "0..1e9 seconds", rd);
+    if (!r.ok()) return r.status();
+    if (*r && !task.runtime_s) {
+      task.runtime_s = **r;
+      task.exec_where = where + "." + key;
+    }
+  }
+  for (const char* key : {"coreCount", "cores"}) {
+    auto c = number_in(src, key, where, 1, kMaxCores, "1..1048576", rd);
+    if (!c.ok()) return c.status();
+    if (*c) {
+      task.cores = static_cast<int>(std::ceil(**c));
+      break;
+    }
+  }
+  auto mem = number_in(src, "memoryInBytes", where, 0, kMaxBytes, "0..2^53 bytes", rd);
+  if (!mem.ok()) return mem.status();
+  if (*mem) task.memory_bytes = static_cast<std::int64_t>(**mem);
+  return {};
+}
+
+// A file's size in bytes, -1 when absent.
+Result<std::int64_t> file_size_in(const json& f, const std::string& where, const Reader& rd) {
+  for (const char* key : {"sizeInBytes", "size"}) {
+    auto size = number_in(f, key, where, 0, kMaxBytes, "0..2^53 bytes", rd);
+    if (!size.ok()) return size.status();
+    if (*size) return static_cast<std::int64_t>(**size);
+  }
+  return std::int64_t{-1};
 }
 
 // WfFormat 1.5: specification (structure, files) and execution (runtimes) are separate lists.
@@ -74,38 +149,52 @@ Status read_v15(const json& workflow, const Reader& rd, std::vector<RawTask>& ta
     return rd.fail("missing 'workflow.specification.tasks' (required by WfFormat 1.5)");
   }
   if (const json* files = member(*spec, "files"); files && files->is_array()) {
-    for (const auto& f : *files) {
+    for (std::size_t i = 0; i < files->size(); ++i) {
+      const json& f = (*files)[i];
+      const std::string where = "workflow.specification.files[" + std::to_string(i) + "]";
       if (const json* id = member(f, "id"); id && id->is_string()) {
-        auto size = number_of(f, "sizeInBytes");
-        file_size[id->get<std::string>()] = size ? static_cast<std::int64_t>(*size) : -1;
+        auto size = file_size_in(f, where, rd);
+        if (!size.ok()) return size.status();
+        file_size[id->get<std::string>()] = *size;
       }
     }
   }
-  std::unordered_map<std::string, const json*> exec_by_id;
+  std::unordered_map<std::string, std::size_t> exec_by_id;
   const json* exec = member(workflow, "execution");
-  if (const json* et = exec ? member(*exec, "tasks") : nullptr; et && et->is_array()) {
-    for (const auto& t : *et) {
-      if (const json* id = member(t, "id"); id && id->is_string()) {
-        exec_by_id[id->get<std::string>()] = &t;
+  const json* exec_tasks = exec ? member(*exec, "tasks") : nullptr;
+  if (exec_tasks != nullptr && exec_tasks->is_array()) {
+    for (std::size_t i = 0; i < exec_tasks->size(); ++i) {
+      if (const json* id = member((*exec_tasks)[i], "id"); id && id->is_string()) {
+        exec_by_id.emplace(id->get<std::string>(), i);
       }
     }
   }
   for (std::size_t i = 0; i < spec_tasks->size(); ++i) {
     const json& t = (*spec_tasks)[i];
     RawTask task;
+    task.where = "workflow.specification.tasks[" + std::to_string(i) + "]";
     const json* id = member(t, "id");
     if (id == nullptr || !id->is_string() || id->get<std::string>().empty()) {
-      return rd.fail("workflow.specification.tasks[" + std::to_string(i) + "] has no 'id'");
+      return rd.fail_at(task.where, "has no 'id'");
     }
     task.id = id->get<std::string>();
     const json* name = member(t, "name");
     task.name = name && name->is_string() ? name->get<std::string>() : task.id;
     task.has_parents = member(t, "parents") != nullptr;
-    task.parents = strings_of(member(t, "parents"));
-    task.inputs = strings_of(member(t, "inputFiles"));
-    task.outputs = strings_of(member(t, "outputFiles"));
+    for (auto [key, out] :
+         {std::pair{"parents", &task.parents}, std::pair{"inputFiles", &task.inputs},
+          std::pair{"outputFiles", &task.outputs}}) {
+      auto list = strings_in(t, key, task.where, rd);
+      if (!list.ok()) return list.status();
+      *out = std::move(*list);
+    }
+    task.exec_where = task.where;
     if (auto it = exec_by_id.find(task.id); it != exec_by_id.end()) {
-      read_execution_fields(*it->second, task);
+      const std::string where = "workflow.execution.tasks[" + std::to_string(it->second) + "]";
+      task.exec_where = where;
+      if (Status s = read_execution_fields((*exec_tasks)[it->second], where, rd, task); !s.ok()) {
+        return s;
+      }
     }
     tasks.push_back(std::move(task));
   }
@@ -122,30 +211,33 @@ Status read_v14(const json& workflow, const Reader& rd, std::vector<RawTask>& ta
   for (std::size_t i = 0; i < list->size(); ++i) {
     const json& t = (*list)[i];
     RawTask task;
+    task.where = "workflow.tasks[" + std::to_string(i) + "]";
+    task.exec_where = task.where;
     const json* id = member(t, "id");
     const json* name = member(t, "name");
     if (id != nullptr && id->is_string()) task.id = id->get<std::string>();
     if (name != nullptr && name->is_string()) task.name = name->get<std::string>();
     if (task.id.empty()) task.id = task.name;
-    if (task.id.empty()) {
-      return rd.fail("workflow.tasks[" + std::to_string(i) + "] has neither 'id' nor 'name'");
-    }
+    if (task.id.empty()) return rd.fail_at(task.where, "has neither 'id' nor 'name'");
     task.has_parents = member(t, "parents") != nullptr;
-    task.parents = strings_of(member(t, "parents"));
+    auto parents = strings_in(t, "parents", task.where, rd);
+    if (!parents.ok()) return parents.status();
+    task.parents = std::move(*parents);
     if (const json* files = member(t, "files"); files && files->is_array()) {
-      for (const auto& f : *files) {
+      for (std::size_t k = 0; k < files->size(); ++k) {
+        const json& f = (*files)[k];
         const json* fname = member(f, "name");
         if (fname == nullptr || !fname->is_string()) continue;
         std::string file = fname->get<std::string>();
-        auto size = number_of(f, "sizeInBytes");
-        if (!size) size = number_of(f, "size");
-        file_size[file] = size ? static_cast<std::int64_t>(*size) : -1;
+        auto size = file_size_in(f, task.where + ".files[" + std::to_string(k) + "]", rd);
+        if (!size.ok()) return size.status();
+        file_size[file] = *size;
         const json* link = member(f, "link");
         bool output = link && link->is_string() && link->get<std::string>() == "output";
         (output ? task.outputs : task.inputs).push_back(std::move(file));
       }
     }
-    read_execution_fields(t, task);
+    if (Status s = read_execution_fields(t, task.where, rd, task); !s.ok()) return s;
     tasks.push_back(std::move(task));
   }
   return {};
@@ -166,7 +258,9 @@ std::vector<std::string> replay_command(double runtime_s) {
   return {"sleep", format_seconds(runtime_s)};
 }
 
-Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std::string& path) {
+namespace {
+
+Result<WfCommonsInstance> parse_instance(std::string_view json_text, const std::string& path) {
   Reader rd{path};
   json doc;
   try {
@@ -208,13 +302,18 @@ Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std:
                    "' is not supported (Chorus reads WfFormat 1.4 and 1.5)");
   }
   if (!st.ok()) return st;
-  if (raw.empty()) return rd.fail("the workflow has no tasks");
+  if (raw.empty()) {
+    return rd.fail_at(
+        out.schema_version == "1.4" ? "workflow.tasks" : "workflow.specification.tasks",
+        "the workflow has no tasks");
+  }
 
   std::unordered_map<std::string, TaskId> by_id;
   std::unordered_map<std::string, TaskId> by_name;
   for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (!by_id.emplace(raw[i].id, static_cast<TaskId>(i)).second) {
-      return rd.fail("duplicate task id '" + raw[i].id + "'");
+    if (auto [it, fresh] = by_id.emplace(raw[i].id, static_cast<TaskId>(i)); !fresh) {
+      return rd.fail_at(raw[i].where + ".id", "duplicate task id '" + raw[i].id + "' (also " +
+                                                  raw[it->second].where + ")");
     }
     by_name.emplace(raw[i].name, static_cast<TaskId>(i));
   }
@@ -231,10 +330,8 @@ Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std:
   for (std::size_t i = 0; i < raw.size(); ++i) {
     RawTask& r = raw[i];
     if (!r.runtime_s) {
-      return rd.fail("task '" + r.id + "' has no runtimeInSeconds (needed as its estimate)");
-    }
-    if (*r.runtime_s < 0 || !std::isfinite(*r.runtime_s)) {
-      return rd.fail("task '" + r.id + "' has a negative runtime");
+      return rd.fail_at(r.exec_where,
+                        "task '" + r.id + "' has no runtimeInSeconds (needed as its estimate)");
     }
     TaskSpec spec;
     spec.name = r.id;
@@ -246,14 +343,16 @@ Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std:
     spec.outputs = r.outputs;
     std::unordered_set<TaskId> seen;
     if (r.has_parents) {
-      for (const auto& p : r.parents) {
+      for (std::size_t k = 0; k < r.parents.size(); ++k) {
+        const std::string& p = r.parents[k];
         TaskId parent = kNoTask;
         if (auto it = by_id.find(p); it != by_id.end()) {
           parent = it->second;
         } else if (auto jt = by_name.find(p); jt != by_name.end()) {
           parent = jt->second;
         } else {
-          return rd.fail("task '" + r.id + "' names unknown parent '" + p + "'");
+          return rd.fail_at(r.where + ".parents[" + std::to_string(k) + "]",
+                            "task '" + r.id + "' names unknown parent '" + p + "'");
         }
         if (seen.insert(parent).second) spec.after.push_back(parent);
       }
@@ -268,17 +367,29 @@ Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std:
     out.edge_count += spec.after.size();
     g.add(std::move(spec));
   }
+  if (auto cycle = find_cycle(g); !cycle.empty()) {
+    return rd.fail_at(raw[cycle.front()].where + ".parents",
+                      "dependency cycle: " + describe_cycle(g, cycle));
+  }
   if (Status v = validate_graph(g); !v.ok()) return rd.fail(v.message());
   return out;
 }
 
+}  // namespace
+
+Result<WfCommonsInstance> parse_wfcommons(std::string_view json_text, const std::string& path) {
+  try {
+    return parse_instance(json_text, path);
+  } catch (const std::bad_alloc&) {
+    // The file size limit keeps traces far inside memory; this is the last line, not a limit.
+    return Status(ErrorCode::io_error, path + ": out of memory while reading the trace");
+  }
+}
+
 Result<WfCommonsInstance> read_wfcommons_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error(path + ": cannot open the file for reading");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return io_error(path + ": read error");
-  return parse_wfcommons(buf.str(), path);
+  auto text = read_workflow_source(path, kMaxWfCommonsFileBytes, "WfCommons trace", "");
+  if (!text.ok()) return Status(text.status().code(), path + ": " + text.status().message());
+  return parse_wfcommons(*text, path);
 }
 
 }  // namespace chorus

@@ -6,9 +6,14 @@
 // inputs/outputs = file ids. The command is the replay placeholder `sleep <runtime>`: traces do
 // not carry runnable programs.
 //
-// Errors (all invalid_argument unless noted, each prefixed with the path): unreadable file
-// (io_error), bad JSON (with line, column and byte offset), a schema version other than 1.4/1.5,
-// a task naming an unknown parent, a missing runtime, a dependency cycle.
+// Errors (all invalid_argument unless noted, each prefixed with the path, and with the JSON path
+// of the offending value when there is one: "t.json: workflow.specification.tasks[12].cores:
+// 1e+300 is out of range (1..1048576)"): a missing (not_found) or unreadable (io_error) file, one
+// that is not a regular file or is larger than kMaxWfCommonsFileBytes, bad JSON (with line,
+// column and byte offset), a schema version other than 1.4/1.5, a number of the wrong type or out
+// of range (runtimes 0..1e9 s, cores 1..1048576, bytes 0..2^53), `parents`/`inputFiles`/
+// `outputFiles` that are not lists of strings, a duplicate id, a task naming an unknown parent, a
+// missing runtime, a dependency cycle.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +25,9 @@
 #include "core/workflow_graph.hpp"
 
 namespace chorus {
+
+// Traces above this size are refused before they are read (the bundled ones are at most 4 MB).
+inline constexpr std::uint64_t kMaxWfCommonsFileBytes = 256 * 1024 * 1024;
 
 struct WfCommonsInstance {
   WorkflowGraph graph;

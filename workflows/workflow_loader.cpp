@@ -5,14 +5,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <new>
 #include <sstream>
 #include <system_error>
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/text.hpp"
 #include "workflows/diagnostic_list.hpp"
+#include "workflows/document_check.hpp"
 #include "workflows/graph_builder.hpp"
 #include "workflows/key_checker.hpp"
 #include "workflows/node_reader.hpp"
@@ -227,6 +231,80 @@ void collect_job_weights(const std::vector<TaskTemplate>& templates, SchedulerCh
   }
 }
 
+// The documents of a YAML text, seen through the parser's events: whether the parser stalls, and
+// where the second document with content starts. yaml-cpp 0.7's LoadAll never ends on some
+// inputs (`&",`): its parser keeps returning an empty document without consuming anything
+// (fixed upstream after 0.8, jbeder/yaml-cpp#1319). Here a document that starts where the
+// previous one did ends the scan, and only the first document is built (YAML::Load).
+class DocumentScan final : public YAML::EventHandler {
+ public:
+  struct Outcome {
+    bool stalled = false;
+    YAML::Mark stall_mark;
+    bool second = false;  // a second document with content
+    YAML::Mark second_mark;
+  };
+
+  // Throws YAML::Exception on syntax errors, as YAML::LoadAll does.
+  static Outcome scan(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentScan events;
+    Outcome out;
+    int with_content = 0;
+    bool first = true;
+    YAML::Mark previous;
+    while (parser.HandleNextDocument(events)) {
+      if (!first && events.start_.pos == previous.pos) {
+        out.stalled = true;
+        out.stall_mark = events.start_;
+        return out;
+      }
+      first = false;
+      previous = events.start_;
+      if (!events.content_) continue;
+      if (++with_content == 2) {
+        out.second = true;
+        out.second_mark = events.content_mark_;
+        return out;
+      }
+    }
+    return out;
+  }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start_ = mark;
+    content_ = false;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { saw(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    saw(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    saw(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    saw(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void saw(const YAML::Mark& mark) {
+    if (!content_) content_mark_ = mark;
+    content_ = true;
+  }
+
+  YAML::Mark start_;
+  bool content_ = false;
+  YAML::Mark content_mark_;
+};
+
 std::string absolute_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::path p =
@@ -308,12 +386,13 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
     diags.add(tasks->value_pos, "'tasks' is empty: a workflow needs at least one task");
     return false;
   }
+  TextBudget budget(options.max_text_bytes);
   std::vector<ServiceTemplate> services;
   if (const MapEntry* e = find_entry(entries, "services")) {
     // Services do not inherit `uses:` from defaults (a service cannot use a service).
     TaskDefaults service_defaults = defaults;
     service_defaults.uses.clear();
-    services = read_services(*e, service_defaults, diags);
+    services = read_services(*e, service_defaults, budget, diags);
   }
   // A repeat group becomes its tasks (marked with the group's index) followed by its gate.
   std::vector<TaskTemplate> templates;
@@ -322,7 +401,7 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
   std::size_t index = 0;
   for (const YAML::Node& node : tasks->value) {
     if (is_repeat_entry(node)) {
-      auto g = read_repeat(node, index++, defaults, diags);
+      auto g = read_repeat(node, index++, defaults, budget, diags);
       if (!g) continue;
       const int group = static_cast<int>(groups.size());
       for (TaskTemplate& t : g->tasks) {
@@ -342,13 +421,15 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
       groups.push_back(std::move(*g));
       continue;
     }
-    if (auto t = read_task(node, index++, defaults, diags)) templates.push_back(std::move(*t));
+    if (auto t = read_task(node, index++, defaults, budget, diags))
+      templates.push_back(std::move(*t));
   }
   collect_job_weights(templates, graph.scheduler, diags);
   if (!diags.empty()) return false;
 
   GraphLimits limits;
-  limits.max_tasks = kMaxWorkflowTasks;
+  limits.max_tasks = options.max_tasks;
+  limits.max_text_bytes = options.max_text_bytes;
   limits.largest_node = options.largest_node;
   limits.machine_phrase = options.machine_phrase;
   limits.nodes = options.nodes;
@@ -363,12 +444,16 @@ Result<WorkflowGraph> parse_workflow_text(std::string_view text,
                                           const std::string& path_for_messages,
                                           const WorkflowLoadOptions& options) {
   DiagnosticList diags(path_for_messages);
+  diags.set_source(text);
   if (!check_workflow_text(text, kMaxWorkflowFileBytes, kMaxWorkflowNesting, diags)) {
     return diags.to_status();
   }
-  std::vector<YAML::Node> docs;
+  YAML::Node root;
+  DocumentScan::Outcome scan;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    const std::string copy(text);
+    scan = DocumentScan::scan(copy);
+    if (!scan.stalled) root = YAML::Load(copy);
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own message for this is "bad file".
     diags.add(mark_position(e.mark), "nesting is too deep for a workflow file");
@@ -377,15 +462,19 @@ Result<WorkflowGraph> parse_workflow_text(std::string_view text,
     diags.add(mark_position(e.mark), "YAML syntax error: " + e.msg);
     return diags.to_status();
   }
-  if (docs.empty() || docs.front().IsNull()) {
-    diags.add({},
+  if (scan.stalled) {
+    diags.add(mark_position(scan.stall_mark),
+              "YAML syntax error: the parser cannot read past this point");
+    return diags.to_status();
+  }
+  if (!root.IsDefined() || root.IsNull()) {
+    diags.add({1, 1},
               "the file holds no workflow (only comments or blank lines); it needs at least "
               "'tasks:'");
     return diags.to_status();
   }
-  for (std::size_t i = 1; i < docs.size(); ++i) {
-    if (docs[i].IsNull()) continue;
-    diags.add(position_of(docs[i]),
+  if (scan.second) {
+    diags.add(mark_position(scan.second_mark),
               "a workflow file holds one YAML document; a second one "
               "starts here (remove the '---' or split the file)");
     return diags.to_status();
@@ -393,12 +482,17 @@ Result<WorkflowGraph> parse_workflow_text(std::string_view text,
   WorkflowGraph graph;
   graph.source_path = path_for_messages;
   try {
-    if (!read_workflow(docs.front(), path_for_messages, options, graph, diags)) {
+    if (!check_document(root, kMaxWorkflowDocumentBytes, diags)) return diags.to_status();
+    if (!read_workflow(root, path_for_messages, options, graph, diags)) {
       return diags.to_status();
     }
   } catch (const YAML::Exception& e) {
     // Every access is type-checked first; reaching this is a bug, reported rather than thrown.
     diags.add(mark_position(e.mark), "internal error while reading the workflow: " + e.msg);
+    return diags.to_status();
+  } catch (const std::bad_alloc&) {
+    // The budgets above keep every file well inside memory; this is the last line, not a limit.
+    diags.add({}, "out of memory while reading the workflow");
     return diags.to_status();
   }
   return graph;

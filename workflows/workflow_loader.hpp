@@ -15,6 +15,14 @@ namespace chorus {
 // Files above this size are refused before they are read (a workflow of a million tasks is a
 // few hundred KB thanks to sweeps).
 inline constexpr std::uint64_t kMaxWorkflowFileBytes = 16 * 1024 * 1024;
+// The YAML document with its aliases (*name) expanded, as the readers see it: each scalar's bytes
+// plus 8 per node. A file within kMaxWorkflowFileBytes without aliases stays far below it.
+inline constexpr std::uint64_t kMaxWorkflowDocumentBytes = 128 * 1024 * 1024;
+// The text of all tasks (commands, env, workdirs, outputs, inputs, names), counted as it is
+// read (inherited values once per task) and again for sweep expansion (each member its own
+// copy, placeholders substituted): a 10 KB env value copied into a million members is refused
+// here, before it is allocated.
+inline constexpr std::uint64_t kMaxWorkflowTextBytes = 512 * 1024 * 1024;
 // Tasks after sweep expansion.
 inline constexpr std::uint64_t kMaxWorkflowTasks = 1'000'000;
 // Nesting of flow collections ([...] / {...}); deeper input is refused before parsing.
@@ -29,6 +37,10 @@ struct WorkflowLoadOptions {
   // Every node's capacity when the nodes are known (an allocation): MPI tasks may spread over
   // them, so they "can never run in this allocation" only when all of them together lack room.
   std::vector<Resources> nodes;
+  // The text the tasks may hold, as read and after expansion (kMaxWorkflowTextBytes).
+  std::uint64_t max_text_bytes = kMaxWorkflowTextBytes;
+  // Tasks after expansion (a fuzz target lowers it to stay fast).
+  std::uint64_t max_tasks = kMaxWorkflowTasks;
 };
 
 // Reads, validates and expands a workflow file. On error the Status (invalid_argument) message

@@ -26,8 +26,13 @@ class Fd {
   int fd_;
 };
 
+// "16 MiB", "16.5 MiB": one decimal, rounded up, so a file just over the limit never reads
+// as the limit itself.
 std::string mib(std::uint64_t bytes) {
-  return std::to_string(bytes / (1024 * 1024)) + " MiB";
+  constexpr std::uint64_t kMiB = 1024 * 1024;
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  const std::uint64_t tenths = bytes / kMiB * 10 + ((bytes % kMiB) * 10 + kMiB - 1) / kMiB;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
 }
 
 bool is_space(char c) {
@@ -50,7 +55,8 @@ bool ends_with_block_header(std::string_view line) {
 
 }  // namespace
 
-Result<std::string> read_workflow_source(const std::string& path, std::uint64_t max_bytes) {
+Result<std::string> read_workflow_source(const std::string& path, std::uint64_t max_bytes,
+                                         std::string_view noun, std::string_view hint) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -61,12 +67,13 @@ Result<std::string> read_workflow_source(const std::string& path, std::uint64_t 
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     return io_error(std::string("cannot stat: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) return invalid_argument("is a directory, not a workflow file");
+  if (S_ISDIR(st.st_mode)) return invalid_argument("is a directory, not a " + std::string(noun));
   if (!S_ISREG(st.st_mode)) return invalid_argument("is not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
-    return invalid_argument("the file is " + mib(static_cast<std::uint64_t>(st.st_size)) +
-                            "; workflow files are limited to " + mib(max_bytes) +
-                            " (use foreach sweeps instead of listing tasks one by one)");
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    return invalid_argument("the file is " + std::to_string(size) + " bytes (" + mib(size) + "); " +
+                            std::string(noun) + "s are limited to " + mib(max_bytes) +
+                            std::string(hint));
   }
   std::string text;
   text.resize(static_cast<std::size_t>(st.st_size));
@@ -87,30 +94,100 @@ Result<std::string> read_workflow_source(const std::string& path, std::uint64_t 
   }
   text.resize(got);
   if (text.size() > max_bytes) {
-    return invalid_argument("the file is larger than the limit of " + mib(max_bytes));
+    return invalid_argument("the file grew to more than " + std::to_string(max_bytes) +
+                            " bytes while it was read; " + std::string(noun) + "s are limited to " +
+                            mib(max_bytes));
   }
   return text;
 }
 
+namespace {
+
+// 1-based line and byte column of byte `offset` (columns count bytes, as yaml-cpp's marks do).
+Position position_at(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  const std::string_view head = text.substr(0, offset);
+  const int line = 1 + static_cast<int>(std::count(head.begin(), head.end(), '\n'));
+  const std::size_t nl = head.rfind('\n');
+  const std::size_t col = nl == std::string_view::npos ? offset : offset - nl - 1;
+  return {line, static_cast<int>(col) + 1};
+}
+
+// The offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629:
+// no overlong forms, no surrogates, nothing above U+10FFFF), or npos when there is none.
+std::size_t first_invalid_utf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k) {
+      if (i + k >= n || (s[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+std::string hex_byte(unsigned char c) {
+  static const char* digits = "0123456789ABCDEF";
+  return std::string("0x") + digits[c >> 4] + digits[c & 15];
+}
+
+}  // namespace
+
 bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max_nesting,
                          DiagnosticList& diags) {
   if (text.size() > max_bytes) {
-    diags.add({}, "the text is larger than the limit of " + mib(max_bytes) + " for a workflow");
+    diags.add({}, "the text is " + std::to_string(text.size()) + " bytes (" + mib(text.size()) +
+                      "), more than the limit of " + mib(max_bytes) + " for a workflow");
     return false;
   }
-  if (text.find('\0') != std::string_view::npos) {
-    diags.add({}, "not a text file (it contains NUL bytes); a workflow file is YAML text");
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    diags.add(position_at(text, nul), "not a text file: a NUL byte at offset " +
+                                          std::to_string(nul) + "; a workflow file is YAML text");
+    return false;
+  }
+  // Every string of a workflow may reach JSON output (run --json, status --json), which only
+  // holds UTF-8.
+  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+    diags.add(position_at(text, bad),
+              "invalid UTF-8: byte " + hex_byte(static_cast<unsigned char>(text[bad])) +
+                  " at offset " + std::to_string(bad) +
+                  " does not start a valid UTF-8 character; save the file as UTF-8");
     return false;
   }
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    diags.add({}, "the file is empty; a workflow needs at least 'tasks:'");
+    diags.add({1, 1}, "the file is empty; a workflow needs at least 'tasks:'");
     return false;
   }
-  // A cheap scan of flow nesting: quotes, comments and block scalars are skipped, and a bracket
-  // counts only where a YAML value can start, so `echo [x` in a plain scalar does not count.
+  // A cheap scan of flow nesting and quoting: quotes, comments and block scalars are skipped,
+  // and a bracket or quote counts only where a YAML value can start, so `echo [x` or `it's` in
+  // a plain scalar does not count.
   int depth = 0;
   bool in_single = false;
   bool in_double = false;
+  Position quote_open;    // where the quoted scalar being scanned started
   int block_indent = -1;  // >= 0: inside a block scalar whose header line had this indent
   int line_no = 0;
   std::size_t pos = 0;
@@ -177,8 +254,12 @@ bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max
         comment = i;
         break;
       }
-      if ((c == '"' || c == '\'') && token_start) {
+      if ((c == '&' || c == '!') && token_start) {
+        // An anchor or a tag: the value (maybe quoted) starts after it.
+        while (i + 1 < line.size() && !is_space(line[i + 1])) ++i;
+      } else if ((c == '"' || c == '\'') && token_start) {
         (c == '"' ? in_double : in_single) = true;
+        quote_open = {line_no, static_cast<int>(i) + 1};
         token_start = false;
       } else if ((c == '[' || c == '{') && (token_start || depth > 0)) {
         if (++depth > max_nesting) {
@@ -208,7 +289,44 @@ bool check_workflow_text(std::string_view text, std::uint64_t max_bytes, int max
       block_indent = indent;
     }
   }
+  // yaml-cpp 0.7 accepts a quoted scalar left open at the end of the file when a newline follows
+  // it, and the rest of the file (often the remaining tasks) silently becomes its text.
+  if (in_single || in_double) {
+    diags.add(quote_open, std::string("this ") + (in_double ? "double" : "single") +
+                              "-quoted string is never closed: the rest of the file would be "
+                              "part of it (add the closing " +
+                              (in_double ? "\"" : "'") + ")");
+    return false;
+  }
   return true;
+}
+
+Position empty_item_position(std::string_view text, std::size_t next_token) {
+  // Walk back over blank space and comments to the '-' that introduced the empty item.
+  std::size_t end = std::min(next_token, text.size());
+  while (end > 0) {
+    const std::size_t line_start = [&] {
+      const std::size_t nl = text.rfind('\n', end - 1);
+      return nl == std::string_view::npos ? std::size_t{0} : nl + 1;
+    }();
+    std::string_view line = text.substr(line_start, end - line_start);
+    // Drop a comment: a '#' at the start or after a space (a line holding only '-' and blanks
+    // has no quotes, so this is exact for the lines it matters for).
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '#' && (i == 0 || is_space(line[i - 1]))) {
+        line = line.substr(0, i);
+        break;
+      }
+    }
+    while (!line.empty() && (is_space(line.back()) || line.back() == '\n')) line.remove_suffix(1);
+    if (!line.empty()) {
+      if (line.back() == '-') return position_at(text, line_start + line.size() - 1);
+      return {};
+    }
+    if (line_start == 0) break;
+    end = line_start - 1;
+  }
+  return {};
 }
 
 }  // namespace chorus

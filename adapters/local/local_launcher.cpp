@@ -12,6 +12,8 @@
 #include <cstring>
 #include <utility>
 
+#include "adapters/local/process_identity.hpp"
+
 extern char** environ;
 
 namespace chorus {
@@ -349,6 +351,15 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
   if (spec.timeout > Duration::zero()) heap_set(slot, Clock::now() + spec.timeout);
   ++active_;
   return handle;
+}
+
+std::optional<ProcessGroup> LocalLauncher::process_group(LaunchHandle handle) const {
+  auto slot = static_cast<std::uint32_t>(handle & 0xffffffffU);
+  if (handle == 0 || slot >= procs_.size() || procs_[slot].handle != handle) return std::nullopt;
+  const pid_t pid = procs_[slot].pid;
+  auto start = process_start_ticks(pid);
+  if (!start) return std::nullopt;
+  return ProcessGroup{pid, *start};
 }
 
 void LocalLauncher::signal_group(Proc& p, int sig) {

@@ -73,6 +73,10 @@ class LocalLauncher final : public Launcher {
   int wait_fd() const override { return epoll_fd_; }
   std::optional<TimePoint> next_deadline() const override;
   std::size_t in_flight() const override { return active_; }
+  // The task's group (pgid = the leader's pid) and the leader's start time from /proc: one read
+  // of /proc/<pid>/stat per call. The leader is not reaped before its final update is polled, so
+  // the pid cannot be reused while this answers.
+  std::optional<ProcessGroup> process_group(LaunchHandle handle) const override;
 
  private:
   enum class Phase : std::uint8_t { running, terminating, killed };

@@ -25,6 +25,10 @@ class StarterLauncher : public Launcher {
   int wait_fd() const final { return local_.wait_fd(); }
   std::optional<TimePoint> next_deadline() const final { return local_.next_deadline(); }
   std::size_t in_flight() const final { return local_.in_flight(); }
+  // The starter's group (mpirun, srun): what a resume kills on this host.
+  std::optional<ProcessGroup> process_group(LaunchHandle handle) const final {
+    return local_.process_group(handle);
+  }
 
  protected:
   // The executable task to run in place of request.spec (a copy with the starter's argv and

@@ -1,10 +1,13 @@
 #include "runtime/store/sqlite_store.hpp"
 
 #include <sqlite3.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +19,7 @@ namespace {
 // 'CHRS': marks the file as ours in the SQLite header, so another application's database is
 // recognised before we touch its tables.
 constexpr std::int32_t kApplicationId = 0x43485253;
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 constexpr int kBusyTimeoutMs = 10'000;
 constexpr std::size_t kListedRuns = 10;
 constexpr int kSeqBits = 40;  // up to 2^40 - 1 events per run
@@ -31,7 +34,8 @@ constexpr const char* kInsertEvents =
     "INSERT INTO events(seq, run, task, name, attempt, state, time, exit_code, fingerprint, "
     "detail, kind, cores, node) VALUES";
 
-// Schema v2 (v1 lacked runs.nodes and events.kind/cores/node; see kMigrateV1). `runs.key` is the
+// Schema v3 (v1 lacked runs.nodes and events.kind/cores/node, see kMigrateV1; v2 lacked the run's
+// token and coordinator identity and task_groups, see kMigrateV2). `runs.key` is the
 // integer that events reference (cheaper than repeating the text id in every event row). `stem`/`n`
 // make "highest n for this name" one index probe.
 //
@@ -60,6 +64,9 @@ CREATE TABLE IF NOT EXISTS runs(
   coordinator_pid INTEGER NOT NULL,
   host            TEXT NOT NULL,
   nodes           TEXT NOT NULL DEFAULT '',
+  coordinator_start INTEGER NOT NULL DEFAULT 0,
+  boot_id         TEXT NOT NULL DEFAULT '',
+  token           TEXT NOT NULL DEFAULT '',
   UNIQUE(stem, n)
 );
 CREATE INDEX IF NOT EXISTS runs_by_path ON runs(workflow_path, created);
@@ -78,6 +85,14 @@ CREATE TABLE IF NOT EXISTS events(
   cores       INTEGER,
   node        TEXT
 );
+CREATE TABLE IF NOT EXISTS task_groups(
+  run         INTEGER NOT NULL,
+  task        INTEGER NOT NULL,
+  attempt     INTEGER NOT NULL,
+  pgid        INTEGER NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  PRIMARY KEY(run, task, attempt)
+) WITHOUT ROWID;
 )sql";
 
 // v1 -> v2. ADD COLUMN rewrites no rows, so migrating a large journal is instant. Old events have
@@ -91,9 +106,26 @@ ALTER TABLE events ADD COLUMN node TEXT;
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql";
 
+// v2 -> v3: runs journaled before it have no token and an unverifiable coordinator (start 0, no
+// boot id); see api/run_workflow.cpp for how those are treated.
+constexpr const char* kMigrateV2 = R"sql(
+ALTER TABLE runs ADD COLUMN coordinator_start INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN token TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS task_groups(
+  run         INTEGER NOT NULL,
+  task        INTEGER NOT NULL,
+  attempt     INTEGER NOT NULL,
+  pgid        INTEGER NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  PRIMARY KEY(run, task, attempt)
+) WITHOUT ROWID;
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
+)sql";
+
 constexpr const char* kRunColumns =
     "id, workflow_name, workflow_path, workdir, status, created, updated, total_tasks, "
-    "coordinator_pid, host, key, nodes";
+    "coordinator_pid, host, key, nodes, coordinator_start, boot_id, token";
 
 // events.kind holds these codes, not the names, and the v2 columns are nullable without defaults:
 // with bench_journal (1,000-event appends, CPU) v1 took 0.57 ms, v2 with a TEXT kind and NOT NULL
@@ -209,7 +241,7 @@ void bind_text(sqlite3_stmt* stmt, int col, std::string_view text) {
                     SQLITE_STATIC);
 }
 
-// The run's columns from workflow_name to nodes, in the order both the INSERT and the UPDATE of
+// The run's columns from workflow_name to token, in the order both the INSERT and the UPDATE of
 // `runs` number them, starting at parameter `first`. `nodes` is encode_nodes(info.nodes) (kept
 // alive by the caller until the statement runs).
 void bind_run_fields(sqlite3_stmt* stmt, int first, const RunInfo& info, const std::string& nodes) {
@@ -223,6 +255,9 @@ void bind_run_fields(sqlite3_stmt* stmt, int first, const RunInfo& info, const s
   sqlite3_bind_int64(stmt, first + 7, info.coordinator_pid);
   bind_text(stmt, first + 8, info.host);
   bind_text(stmt, first + 9, nodes);
+  sqlite3_bind_int64(stmt, first + 10, static_cast<std::int64_t>(info.coordinator_start));
+  bind_text(stmt, first + 11, info.boot_id);
+  bind_text(stmt, first + 12, info.token);
 }
 
 // Resets a statement when the scope ends, so a half-read SELECT never holds a read transaction
@@ -280,6 +315,54 @@ std::string join_ids(const std::vector<RunInfo>& runs) {
   return out;
 }
 
+const char* primary_code_name(int primary) {
+  switch (primary) {
+    case SQLITE_FULL:
+      return "SQLITE_FULL";
+    case SQLITE_READONLY:
+      return "SQLITE_READONLY";
+    case SQLITE_IOERR:
+      return "SQLITE_IOERR";
+    case SQLITE_CANTOPEN:
+      return "SQLITE_CANTOPEN";
+    case SQLITE_PERM:
+      return "SQLITE_PERM";
+    default:
+      return "SQLITE_ERROR";
+  }
+}
+
+// The words a user can act on when the last failure on `db` is a full disk or a place we may not
+// write ("disk I/O error" and "unable to open database file" say neither); nullopt otherwise.
+// SQLite reports the same condition under several codes depending on which file (journal, -wal,
+// -shm) and which call met it, so the OS's errno decides where it is known.
+std::optional<std::string> storage_problem(sqlite3* db, const std::string& path) {
+  if (db == nullptr) return std::nullopt;
+  const int primary = sqlite3_extended_errcode(db) & 0xff;
+  const bool os_level = primary == SQLITE_FULL || primary == SQLITE_IOERR ||
+                        primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY ||
+                        primary == SQLITE_PERM;
+  if (!os_level) return std::nullopt;
+  const int sys = sqlite3_system_errno(db);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const std::string code = primary_code_name(primary);
+  const std::string head = "cannot write the journal " + path + ": ";
+  if (primary == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT) {
+    return head + (sys == EDQUOT ? "the disk quota is exhausted" : "the disk is full") + " (" +
+           code + "); free space on the file system of " + dir +
+           " and try again (a run it stopped continues with chorus run --resume)";
+  }
+  if (sys == EROFS || (primary == SQLITE_READONLY && sys != EACCES && sys != EPERM)) {
+    return head + "the state folder " + dir + " is read-only (" + code +
+           "); use a writable one (--state DIR)";
+  }
+  if (sys == EACCES || sys == EPERM) {
+    return head + "permission denied in the state folder " + dir + " (" + code +
+           "); it and the journal's files must be writable by this user";
+  }
+  return std::nullopt;
+}
+
 Status not_a_journal(const std::string& path, std::string_view why) {
   return io_error(path + " is not a Chorus journal (" + std::string(why) + ")");
 }
@@ -330,20 +413,26 @@ Status exec_on(sqlite3* db, const char* sql, int* error_code) {
   return internal_error(text);
 }
 
-// Upgrades a version-1 journal in place, in one write transaction (a no-op when another process
-// migrated it since we looked). A v1 build then refuses the file as newer, which it is.
-Status migrate_v1(sqlite3* db, const std::string& path) {
+// Upgrades an older journal in place, in one write transaction (a no-op when another process
+// migrated it since we looked). An older build then refuses the file as newer, which it is.
+Status migrate(sqlite3* db, const std::string& path, std::string_view from) {
   int rc = SQLITE_OK;
   auto fail = [&](const Status& s) {
+    auto problem = storage_problem(db, path);
     int ignored = 0;
     (void)exec_on(db, "ROLLBACK", &ignored);
-    return io_error("cannot upgrade journal " + path + " from schema version 1: " + s.message());
+    return io_error("cannot upgrade journal " + path + " from schema version " + std::string(from) +
+                    ": " + (problem ? *problem : s.message()));
   };
   if (auto s = exec_on(db, "BEGIN IMMEDIATE", &rc); !s.ok()) return fail(s);
   auto version = query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", &rc);
   if (!version.ok()) return fail(version.status());
   if (*version == "1") {
     if (auto s = exec_on(db, kMigrateV1, &rc); !s.ok()) return fail(s);
+    *version = "2";
+  }
+  if (*version == "2") {
+    if (auto s = exec_on(db, kMigrateV2, &rc); !s.ok()) return fail(s);
   }
   if (auto s = exec_on(db, "COMMIT", &rc); !s.ok()) return fail(s);
   return {};
@@ -355,6 +444,7 @@ Status check_or_create_schema(sqlite3* db, const std::string& path) {
   int rc = SQLITE_OK;
   auto fail = [&](const Status& s) {
     if ((rc & 0xff) == SQLITE_NOTADB) return not_a_journal(path, s.message());
+    if (auto problem = storage_problem(db, path)) return io_error(*problem);
     return io_error("cannot open journal " + path + ": " + s.message());
   };
   for (int round = 0; round < 2; ++round) {
@@ -377,7 +467,7 @@ Status check_or_create_schema(sqlite3* db, const std::string& path) {
       }
       if (*v == kSchemaVersion) return {};
       if (round == 1) break;
-      if (auto s = migrate_v1(db, path); !s.ok()) return s;
+      if (auto s = migrate(db, path, *version); !s.ok()) return s;
       continue;  // read the version back
     }
     if (*app_id != "0" || *objects != "0") {
@@ -441,6 +531,9 @@ SqliteStore::~SqliteStore() {
   select_events_.reset();
   select_last_seq_.reset();
   insert_events_.reset();
+  insert_group_.reset();
+  select_groups_.reset();
+  delete_groups_.reset();
   sqlite3_close_v2(db_);
 }
 
@@ -462,8 +555,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
     if (db != nullptr && sqlite3_system_errno(db) != 0) {
       message += std::string(" (") + std::strerror(sqlite3_system_errno(db)) + ")";
     }
+    auto problem = storage_problem(db, path);
     sqlite3_close(db);
-    return io_error("cannot open journal " + path + ": " + message);
+    return io_error(problem ? *problem : "cannot open journal " + path + ": " + message);
   }
   std::unique_ptr<SqliteStore> store(new SqliteStore(db, path));
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
@@ -476,6 +570,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
   auto app_id = query_text(db, "PRAGMA application_id", &rc);
   if (!app_id.ok()) {
     if ((rc & 0xff) == SQLITE_NOTADB) return not_a_journal(path, app_id.status().message());
+    if (auto problem = storage_problem(db, path)) return io_error(*problem);
     return io_error("cannot open journal " + path + ": " + app_id.status().message());
   }
   if (*app_id != "0" && *app_id != std::to_string(kApplicationId)) {
@@ -483,6 +578,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
   }
   auto mode = query_text_waiting(db, "PRAGMA journal_mode = WAL", &rc);
   if (!mode.ok()) {
+    if (auto problem = storage_problem(db, path)) return io_error(*problem);
     return io_error("cannot open journal " + path +
                     ": switching to WAL mode failed: " + mode.status().message());
   }
@@ -495,6 +591,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
 }
 
 Status SqliteStore::error(std::string_view what) const {
+  if (auto problem = storage_problem(db_, path_)) {
+    return io_error(*problem + " (while " + std::string(what) + ")");
+  }
   return io_error(std::string(what) + ": " + sqlite3_errmsg(db_) + " (journal " + path_ + ")");
 }
 
@@ -503,6 +602,7 @@ Status SqliteStore::exec(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) == SQLITE_OK) return {};
   std::string text = message != nullptr ? message : sqlite3_errmsg(db_);
   sqlite3_free(message);
+  if (auto problem = storage_problem(db_, path_)) return io_error(*problem);
   return io_error(std::string("journal ") + path_ + ": " + text);
 }
 
@@ -570,12 +670,17 @@ Status SqliteStore::prepare_all() {
        " (SELECT coalesce(max(key), 0) + 1 FROM runs)"},
       {&insert_run_,
        "INSERT INTO runs(id, key, stem, n, workflow_name, workflow_path, workdir, status, created,"
-       " updated, total_tasks, coordinator_pid, host, nodes)"
-       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"},
+       " updated, total_tasks, coordinator_pid, host, nodes, coordinator_start, boot_id, token)"
+       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"},
       {&update_run_,
        "UPDATE runs SET workflow_name = ?2, workflow_path = ?3, workdir = ?4, status = ?5,"
        " created = ?6, updated = ?7, total_tasks = ?8, coordinator_pid = ?9, host = ?10,"
-       " nodes = ?11 WHERE id = ?1"},
+       " nodes = ?11, coordinator_start = ?12, boot_id = ?13, token = ?14 WHERE id = ?1"},
+      {&insert_group_,
+       "INSERT OR REPLACE INTO task_groups(run, task, attempt, pgid, start_ticks)"
+       " VALUES(?1, ?2, ?3, ?4, ?5)"},
+      {&select_groups_, "SELECT task, attempt, pgid, start_ticks FROM task_groups WHERE run = ?1"},
+      {&delete_groups_, "DELETE FROM task_groups WHERE run = ?1"},
       {&select_events_,
        "SELECT task, name, attempt, state, time, exit_code, fingerprint, detail, seq, kind,"
        " cores, node FROM events WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq"},
@@ -633,6 +738,9 @@ Result<std::vector<RunInfo>> SqliteStore::query_runs(sqlite3_stmt* stmt, std::st
       return io_error("run '" + info.id + "' in journal " + path_ + " has a malformed node list");
     }
     info.nodes = std::move(*nodes);
+    info.coordinator_start = static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 12));
+    info.boot_id = column_string(stmt, 13);
+    info.token = column_string(stmt, 14);
     out.push_back(std::move(info));
   }
   if (rc != SQLITE_DONE) return error(what);
@@ -680,6 +788,7 @@ Result<RunInfo> SqliteStore::create_run(RunInfo info) {
   const std::string stem = id_stem(info.workflow_name);
   if (info.created == 0) info.created = wall_now();
   if (info.updated == 0) info.updated = info.created;
+  if (info.token.empty()) info.token = new_run_token();
   // BEGIN IMMEDIATE takes the write lock, so two processes cannot pick the same n; the retry covers
   // a writer that held the lock past the busy timeout.
   Status last;
@@ -789,8 +898,9 @@ Result<std::vector<RunInfo>> SqliteStore::list_runs() {
   return query_runs(select_runs_.get(), "listing runs");
 }
 
-Status SqliteStore::append(std::string_view run_id, std::span<const TaskEvent> events) {
-  if (events.empty()) return {};
+Status SqliteStore::append(std::string_view run_id, std::span<const TaskEvent> events,
+                           std::span<const TaskGroup> groups) {
+  if (events.empty() && groups.empty()) return {};
   auto key = run_key(run_id);
   if (!key.ok()) return key.status();
   auto failed = [&](sqlite3_stmt* stmt) {
@@ -832,6 +942,16 @@ Status SqliteStore::append(std::string_view run_id, std::span<const TaskEvent> e
     bind_event(one, 1, ++seq, *key, events[i]);
     if (sqlite3_step(one) != SQLITE_DONE) return failed(one);
     sqlite3_reset(one);
+  }
+  sqlite3_stmt* group = insert_group_.get();
+  for (const TaskGroup& g : groups) {
+    sqlite3_bind_int64(group, 1, *key);
+    sqlite3_bind_int64(group, 2, g.task);
+    sqlite3_bind_int64(group, 3, g.attempt);
+    sqlite3_bind_int64(group, 4, g.pgid);
+    sqlite3_bind_int64(group, 5, static_cast<std::int64_t>(g.start_ticks));
+    if (sqlite3_step(group) != SQLITE_DONE) return failed(group);
+    sqlite3_reset(group);
   }
   if (sqlite3_step(commit_.get()) != SQLITE_DONE) return failed(commit_.get());
   sqlite3_reset(commit_.get());
@@ -957,6 +1077,103 @@ Result<std::vector<EventRecord>> SqliteStore::events(std::string_view run_id) {
     e.node = column_string(stmt, 11);
   }
   if (rc != SQLITE_DONE) return error("reading events of run '" + std::string(run_id) + "'");
+  return out;
+}
+
+Result<std::vector<TaskGroup>> SqliteStore::task_groups(std::string_view run_id) {
+  auto key = run_key(run_id);
+  if (!key.ok()) return key.status();
+  sqlite3_stmt* stmt = select_groups_.get();
+  ResetGuard guard(stmt);
+  sqlite3_bind_int64(stmt, 1, *key);
+  std::vector<TaskGroup> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    TaskGroup& g = out.emplace_back();
+    g.task = static_cast<TaskId>(sqlite3_column_int64(stmt, 0));
+    g.attempt = static_cast<std::uint32_t>(sqlite3_column_int64(stmt, 1));
+    g.pgid = sqlite3_column_int64(stmt, 2);
+    g.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 3));
+  }
+  if (rc != SQLITE_DONE) return error("reading task groups of run '" + std::string(run_id) + "'");
+  return out;
+}
+
+Status SqliteStore::forget_task_groups(std::string_view run_id) {
+  auto key = run_key(run_id);
+  if (!key.ok()) return key.status();
+  sqlite3_bind_int64(delete_groups_.get(), 1, *key);
+  return step_done(delete_groups_.get(),
+                   "forgetting task groups of run '" + std::string(run_id) + "'");
+}
+
+Status SqliteStore::check_integrity() {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA quick_check(5)", -1, &raw, nullptr) != SQLITE_OK) {
+    return error("checking the journal");
+  }
+  Stmt stmt(raw);
+  std::string problems;
+  int rc;
+  while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+    std::string line = column_string(raw, 0);
+    if (line == "ok") continue;
+    if (!problems.empty()) problems += "; ";
+    problems += line;
+  }
+  if (rc != SQLITE_DONE && problems.empty()) problems = sqlite3_errmsg(db_);
+  if (problems.empty()) return {};
+  return io_error("the journal " + path_ + " is damaged (" + problems +
+                  "); no new run goes into it. Move it aside (mv " + path_ + " " + path_ +
+                  ".damaged, with its -wal and -shm files) to start a new journal, or use another "
+                  "state folder (--state DIR); `sqlite3 " +
+                  path_ + " .recover` may save its runs");
+}
+
+Status SqliteStore::checkpoint() {
+  int log_frames = 0;
+  int copied = 0;
+  int rc =
+      sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, &log_frames, &copied);
+  if (rc == SQLITE_BUSY) {
+    // A reader holds an old snapshot: copy what it allows, and say whether that was everything.
+    rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+    if (rc == SQLITE_OK && copied < log_frames) {
+      return Status(ErrorCode::unavailable, "journal " + path_ + ": a reader kept " +
+                                                std::to_string(log_frames - copied) +
+                                                " pages in the write-ahead log " + path_ + "-wal");
+    }
+  }
+  if (rc != SQLITE_OK) return error("checkpointing the write-ahead log");
+  return {};
+}
+
+// getrandom() blocks only before the kernel's pool is first seeded (early boot).
+std::string new_run_token() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (errno != EINTR) {
+      // No getrandom (very old kernel): time and pid still make collisions unlikely on one host.
+      const auto seed =
+          static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+          (static_cast<std::uint64_t>(::getpid()) << 40);
+      for (std::size_t i = got; i < sizeof bytes; ++i) {
+        bytes[i] = static_cast<unsigned char>(seed >> (8 * (i % 8)));
+      }
+      break;
+    }
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * sizeof bytes);
+  for (unsigned char b : bytes) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
   return out;
 }
 

@@ -8,10 +8,9 @@
 // number of processes may open the same file: writers are serialised by SQLite's write lock
 // (waiting up to 10 s), readers never block the writer.
 //
-// Schema (version 2; a version-1 file is upgraded on open): see kSchema in sqlite_store.cpp. Each
-// run's events occupy one contiguous rowid range, so replay of one run never touches other runs'
-// rows. EventRecord::seq counts 1, 2,
-// ... within its run, in append order.
+// Schema (version 3; a version-1 or -2 file is upgraded on open): see kSchema in sqlite_store.cpp.
+// Each run's events occupy one contiguous rowid range, so replay of one run never touches other
+// runs' rows. EventRecord::seq counts 1, 2, ... within its run, in append order.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +48,16 @@ class SqliteStore final : public StateStore {
   Result<std::vector<RunInfo>> list_runs() override;
 
   // One IMMEDIATE transaction; on any error it is rolled back and nothing is stored.
-  Status append(std::string_view run_id, std::span<const TaskEvent> events) override;
+  using StateStore::append;
+  Status append(std::string_view run_id, std::span<const TaskEvent> events,
+                std::span<const TaskGroup> groups) override;
+  Result<std::vector<TaskGroup>> task_groups(std::string_view run_id) override;
+  Status forget_task_groups(std::string_view run_id) override;
+  // PRAGMA quick_check: O(file size); 0.39 s of CPU for a 122 MB journal of 2,000,000 events
+  // (the dev VM, Python's sqlite3 on the same libsqlite3), a few ms for a typical one.
+  Status check_integrity() override;
+  // wal_checkpoint(TRUNCATE), PASSIVE when a reader blocks it.
+  Status checkpoint() override;
   // run_id is an exact id (resolve user input with find_run first).
   Result<RunState> replay(std::string_view run_id) override;
   Result<std::vector<EventRecord>> events(std::string_view run_id) override;
@@ -96,6 +104,9 @@ class SqliteStore final : public StateStore {
   Stmt update_run_;
   Stmt select_events_;
   Stmt select_last_seq_;
+  Stmt insert_group_;
+  Stmt select_groups_;
+  Stmt delete_groups_;
 };
 
 }  // namespace chorus

@@ -35,7 +35,16 @@ struct RunInfo {
   double updated = 0;
   std::int64_t total_tasks = 0;
   std::int64_t coordinator_pid = 0;  // of the process driving it now (0 when none)
+  // What makes coordinator_pid name one process, not whoever has the pid now: its start time
+  // (clock ticks since boot, /proc/<pid>/stat field 22) and the boot id of `host`. 0 and empty
+  // for runs journaled before schema version 3.
+  std::uint64_t coordinator_start = 0;
+  std::string boot_id;
   std::string host;
+  // Random, host-unique (128 bits in hex), fixed for the run's life; its tasks carry it as
+  // CHORUS_RUN_TOKEN, which is how a resume recognises them (ids repeat across state folders).
+  // create_run draws it when empty. Empty for runs journaled before schema version 3.
+  std::string token;
   // The nodes the run may place work on, with their capacities (what a report's lanes and
   // utilization are measured against). Empty for runs journaled before schema version 2.
   std::vector<NodeInfo> nodes;
@@ -58,6 +67,16 @@ struct TaskEvent {
   // Name of the node it runs on; empty when not placed. An MPI task spread over several nodes:
   // "n1:8,n2:4", each node with the cores held there (split_node_field reads both forms).
   std::string_view node;
+};
+
+// A task attempt's process group on the run's host (from Launcher::process_group), journaled so
+// a resume can kill what a killed coordinator left running, even a task that emptied its
+// environment. Only the groups of the coordinator session on `RunInfo::boot_id` are kept.
+struct TaskGroup {
+  TaskId task = kNoTask;
+  std::uint32_t attempt = 0;
+  std::int64_t pgid = 0;
+  std::uint64_t start_ticks = 0;  // the leader's
 };
 
 // A journaled event as read back.
@@ -109,6 +128,14 @@ class StateStore {
  public:
   virtual ~StateStore() = default;
 
+  // Whether the journal file is sound (SQLite's quick_check). Errors: io_error naming the file
+  // and what to do when it is damaged or cannot be read.
+  virtual Status check_integrity() = 0;
+  // Folds what only the write-ahead log holds into the journal file itself, so the file alone
+  // holds every committed run (called when a run ends). Best effort: an error says why it could
+  // not, and the data stays durable in the log.
+  virtual Status checkpoint() = 0;
+
   // Registers a new run; fills in info.id ("<workflow_name>-<n>") and returns it.
   virtual Result<RunInfo> create_run(RunInfo info) = 0;
   virtual Status update_run(const RunInfo& info) = 0;
@@ -118,11 +145,23 @@ class StateStore {
   virtual Result<RunInfo> latest_run_of(std::string_view workflow_path) = 0;
   virtual Result<std::vector<RunInfo>> list_runs() = 0;
 
-  // Appends the events in one transaction: all are durable (to the OS) when it returns, or none.
-  virtual Status append(std::string_view run_id, std::span<const TaskEvent> events) = 0;
+  // Appends the events and records the task groups in one transaction: all are durable (to the
+  // OS) when it returns, or none. A group recorded again for the same (task, attempt) replaces it.
+  virtual Status append(std::string_view run_id, std::span<const TaskEvent> events,
+                        std::span<const TaskGroup> groups) = 0;
+  Status append(std::string_view run_id, std::span<const TaskEvent> events) {
+    return append(run_id, events, {});
+  }
+  // The groups recorded for the run (in no particular order), and forgetting them (when they are
+  // known to be gone: killed by a resume, or the run ended).
+  virtual Result<std::vector<TaskGroup>> task_groups(std::string_view run_id) = 0;
+  virtual Status forget_task_groups(std::string_view run_id) = 0;
   virtual Result<RunState> replay(std::string_view run_id) = 0;
   virtual Result<std::vector<EventRecord>> events(std::string_view run_id) = 0;
 };
+
+// A fresh RunInfo::token: 128 random bits (getrandom) in 32 hex digits.
+std::string new_run_token();
 
 // Opens (creating if needed) the SQLite journal at `path` in WAL mode.
 // Errors: io_error with SQLite's message and the path.

@@ -74,20 +74,31 @@ std::vector<double> ideal_finish_times(const std::vector<JobRecord>& jobs, doubl
       u.jobs.push_back(order[next]);
       ++next;
     }
-    // Advance to the next head completion or arrival, whichever is first.
+    // Advance to the next head completion or arrival, whichever is first. The first head to
+    // complete is completed exactly, so that every step ends a job or admits one whatever the
+    // rounding (weights far apart once made head_left NaN and this loop endless).
     double step = std::numeric_limits<double>::infinity();
+    std::size_t first_done = users.size();
     for (auto ui : active) {
       const User& u = users[ui];
-      step = std::min(step, u.head_left / (capacity * u.weight / active_weight));
+      const double left = u.head_left / (capacity * u.weight / active_weight);
+      if (first_done == users.size() || left < step) {
+        step = left;
+        first_done = ui;
+      }
     }
-    if (next < order.size()) step = std::min(step, jobs[order[next]].arrival_s - t);
-    step = std::max(step, 0.0);
+    if (next < order.size() && jobs[order[next]].arrival_s - t < step) {
+      step = jobs[order[next]].arrival_s - t;
+      first_done = users.size();
+    }
+    if (!(step >= 0)) step = 0;  // NaN too
     double weight_before = active_weight;
     t += step;
     std::vector<std::size_t> still;
     for (auto ui : active) {
       User& u = users[ui];
       u.head_left -= step * capacity * u.weight / weight_before;
+      if (ui == first_done || std::isnan(u.head_left)) u.head_left = 0;
       while (!u.jobs.empty() && u.head_left <= 1e-9 * std::max(1.0, jobs[u.jobs.front()].work)) {
         std::size_t j = u.jobs.front();
         finish[j] = std::max(t, jobs[j].arrival_s + jobs[j].alone_s);
@@ -102,7 +113,8 @@ std::vector<double> ideal_finish_times(const std::vector<JobRecord>& jobs, doubl
       }
     }
     active.swap(still);
-    if (active.empty()) active_weight = 0;
+    active_weight = 0;  // summed afresh: subtracting weights far apart would drift
+    for (auto ui : active) active_weight += users[ui].weight;
   }
   return finish;
 }

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
+#include <string>
 #include <unordered_map>
 
 namespace chorus::sim {
@@ -22,6 +24,9 @@ double to_seconds(Nanos ns) {
 TimePoint to_time(Nanos ns) {
   return TimePoint{} + Duration(ns);
 }
+// The clock's end: INT64_MAX is the loop's "no event" sentinel. Every runtime and arrival is at
+// most kMaxSimSeconds (validate_workload), so each step fits; only their sum can pass the end.
+constexpr Nanos kLastNanos = INT64_MAX - 1;
 
 struct JobState {
   std::unique_ptr<TaskSpec[]> specs;  // alive from arrival to finish
@@ -240,6 +245,20 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
     }
   };
 
+  Status failure;
+  // now + `seconds`, or nullopt with a failure (naming `what()`) when that passes the clock's end
+  // (292 years of simulated time).
+  auto later = [&](Nanos now, double seconds, auto what) -> std::optional<Nanos> {
+    const Nanos step = to_nanos(seconds);
+    if (step <= kLastNanos - now) return now + step;
+    failure =
+        invalid_argument("the simulation passes " + std::to_string(kLastNanos / 1'000'000'000) +
+                         " s (292 years) of simulated time at " + what() +
+                         ": the workload's runtimes and arrivals add up to more than the "
+                         "simulator's clock holds");
+    return std::nullopt;
+  };
+
   auto finish_task = [&](TaskId t, Nanos now) {
     std::uint32_t j = job_of[t];
     TaskSpec& spec = spec_of(t);
@@ -259,12 +278,15 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       result.jobs[j].finish_s = to_seconds(now);
       jobs[j].specs.reset();
       if (successor[j] != kNone) {
-        arrivals.push({now + to_nanos(workload.jobs[successor[j]].arrival_s), successor[j]});
+        const SimJob& next = workload.jobs[successor[j]];
+        if (auto at = later(now, next.arrival_s,
+                            [&] { return "the arrival of job '" + next.id + "'"; })) {
+          arrivals.push({*at, successor[j]});
+        }
       }
     }
   };
 
-  Status failure;
   auto dispatch = [&](Nanos now) {
     ClusterView view{views, to_time(now)};
     while (queue.size() > 0) {
@@ -299,7 +321,11 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       JobRecord& rec = result.jobs[job_of[*next]];
       if (rec.start_s < 0) rec.start_s = to_seconds(now);
       const SimJob& job = workload.jobs[job_of[*next]];
-      completions.push({now + to_nanos(job.tasks[*next - first[job_of[*next]]].runtime_s), *next});
+      const std::size_t k = *next - first[job_of[*next]];
+      auto end = later(now, job.tasks[k].runtime_s,
+                       [&] { return "the end of job '" + job.id + "' task " + std::to_string(k); });
+      if (!end) return;
+      completions.push({*end, *next});
     }
   };
 
@@ -315,6 +341,7 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       completions.pop();
       finish_task(t, now);
     }
+    if (!failure.ok()) return failure;
     while (!arrivals.empty() && arrivals.top().first == now) {
       std::uint32_t j = arrivals.top().second;
       arrivals.pop();

@@ -107,6 +107,10 @@ Status validate_workload(const Workload& w) {
       return invalid_argument(where + " arrives at " + seconds_text(j.arrival_s) +
                               " s, before time 0 (arrivals are seconds from the start, >= 0)");
     }
+    if (j.arrival_s > kMaxSimSeconds) {
+      return invalid_argument(where + " arrives at " + seconds_text(j.arrival_s) +
+                              " s, later than the limit of " + seconds_text(kMaxSimSeconds) + " s");
+    }
     if (!(j.weight > 0) || !std::isfinite(j.weight)) {
       return invalid_argument(where + " has weight " + std::to_string(j.weight) +
                               "; a job's weight must be a positive number");
@@ -118,7 +122,12 @@ Status validate_workload(const Workload& w) {
       if (!(t.runtime_s > 0) || !std::isfinite(t.runtime_s)) {
         return invalid_argument(task + " has no runtime (need a positive number of seconds)");
       }
-      if (t.cores <= 0)
+      if (t.runtime_s > kMaxSimSeconds) {
+        return invalid_argument(task + " runs " + seconds_text(t.runtime_s) +
+                                " s, more than the limit of " + seconds_text(kMaxSimSeconds) +
+                                " s");
+      }
+      if (t.cores <= 0 || t.cores > kMaxSimCores)
         return invalid_argument(task + " asks for " + std::to_string(t.cores) + " cores");
       for (auto a : t.after) {
         if (a >= k) {

@@ -15,6 +15,15 @@
 
 namespace chorus::sim {
 
+// Bounds of a workload's numbers, so that every time the simulator computes fits its clock
+// (int64 nanoseconds, about 292 years) and every sum stays finite: runtimes and arrivals in
+// seconds (about 31 years, as core/units' durations), cores per task.
+inline constexpr double kMaxSimSeconds = 1e9;
+inline constexpr int kMaxSimCores = 1'048'576;
+// Tasks of a workload as the readers accept it (a job file of a few bytes can ask for
+// {"count": 10000000} tasks per job).
+inline constexpr std::uint64_t kMaxSimTasks = 10'000'000;
+
 enum class SizeClass : std::uint8_t { unknown, small, large };
 const char* to_string(SizeClass c);
 
@@ -54,8 +63,9 @@ struct Workload {
 };
 
 // Errors (invalid_argument, naming the job): an empty or duplicate id, a job arriving before
-// time 0, a weight that is not a positive number, a job with no tasks, a task with no runtime (or a
-// non-finite one), a task asking for no cores, an `after` index that is not an earlier task, an
+// time 0 or after kMaxSimSeconds, a weight that is not a positive finite number, a job with no
+// tasks, a task with no runtime (or a non-finite one, or one above kMaxSimSeconds), a task asking
+// for no cores or more than kMaxSimCores, an `after` index that is not an earlier task, an
 // `after_other` naming no task of another job, a cycle through `after_other`, `after_other` in a
 // workload with closed-loop (after_previous) jobs.
 Status validate_workload(const Workload& w);

@@ -90,6 +90,26 @@ Status unknown_key(const std::string& where, const std::string& key,
                           "; known: " + join(known));
 }
 
+std::string fmt(double d) {
+  return json_number(d);
+}
+
+// A number for messages: "1e+300", "inf", "-2".
+std::string shown(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", d);
+  return buf;
+}
+
+// Runtimes (> 0) and arrivals (>= 0) are seconds within the simulator's bound.
+Status check_seconds(double s, const std::string& where, bool positive) {
+  if (std::isfinite(s) && (positive ? s > 0 : s >= 0) && s <= kMaxSimSeconds) return {};
+  return invalid_argument(
+      where + ": " + shown(s) + " s is out of range (" +
+      (positive ? "runtimes are more than 0 and at most " : "arrivals are 0 to ") +
+      shown(kMaxSimSeconds) + " s)");
+}
+
 Result<double> number_at(const Json& v, const std::string& where) {
   if (!v.is_number()) return invalid_argument(where + " must be a number");
   return v.get<double>();
@@ -110,11 +130,16 @@ Status read_task(const Json& v, const std::string& where, SimTask& task) {
     if (k == "runtime") {
       auto r = number_at(val, where + ".runtime");
       if (!r.ok()) return r.status();
+      if (Status s = check_seconds(*r, where + ".runtime", true); !s.ok()) return s;
       task.runtime_s = *r;
       has_runtime = true;
     } else if (k == "cores") {
       auto c = int_at(val, where + ".cores");
       if (!c.ok()) return c.status();
+      if (*c < 1 || *c > kMaxSimCores) {
+        return invalid_argument(where + ".cores: " + std::to_string(*c) +
+                                " is out of range (1 to " + std::to_string(kMaxSimCores) + ")");
+      }
       task.cores = *c;
     } else if (k == "after") {
       if (!val.is_array())
@@ -133,7 +158,8 @@ Status read_task(const Json& v, const std::string& where, SimTask& task) {
   return {};
 }
 
-Status read_job(const Json& v, const std::string& where, SimJob& job) {
+// `room`: how many tasks the workload may still take (kMaxSimTasks in all).
+Status read_job(const Json& v, const std::string& where, SimJob& job, std::uint64_t room) {
   static const std::vector<std::string> keys = {
       "id", "user", "class", "size", "arrival", "after_previous", "divisible", "tasks", "weight"};
   if (!v.is_object()) return invalid_argument(where + " must be an object");
@@ -154,16 +180,17 @@ Status read_job(const Json& v, const std::string& where, SimJob& job) {
     } else if (k == "arrival") {
       auto a = number_at(val, at);
       if (!a.ok()) return a.status();
+      if (Status s = check_seconds(*a, at, false); !s.ok()) return s;
       job.arrival_s = *a;
       has_arrival = true;
     } else if (k == "weight") {
       auto w = number_at(val, at);
       if (!w.ok()) return w.status();
-      if (!(*w > 0)) {
+      if (!(*w > 0) || !std::isfinite(*w)) {
         return invalid_argument(at +
                                 " must be a positive number (a job's share of its user's), "
                                 "got " +
-                                std::to_string(*w));
+                                shown(*w));
       }
       job.weight = *w;
     } else if (k == "after_previous" || k == "divisible") {
@@ -171,6 +198,11 @@ Status read_job(const Json& v, const std::string& where, SimJob& job) {
       (k == "divisible" ? job.divisible : job.after_previous) = val.get<bool>();
     } else if (k == "tasks") {
       if (val.is_array()) {
+        if (val.size() > room) {
+          return invalid_argument(at + ": " + std::to_string(val.size()) + " tasks would give " +
+                                  "the workload more than " + std::to_string(kMaxSimTasks) +
+                                  " tasks");
+        }
         for (std::size_t i = 0; i < val.size(); ++i) {
           SimTask t;
           if (Status s = read_task(val[i], at + "[" + std::to_string(i) + "]", t); !s.ok()) {
@@ -182,6 +214,10 @@ Status read_job(const Json& v, const std::string& where, SimJob& job) {
         auto n = int_at(val["count"], at + ".count");
         if (!n.ok()) return n.status();
         if (*n <= 0 || *n > 10000000) return invalid_argument(at + ".count must be 1..10000000");
+        if (static_cast<std::uint64_t>(*n) > room) {
+          return invalid_argument(at + ".count: " + std::to_string(*n) + " tasks would give the " +
+                                  "workload more than " + std::to_string(kMaxSimTasks) + " tasks");
+        }
         Json rest = val;
         rest.erase("count");
         SimTask t;
@@ -202,18 +238,57 @@ Status read_job(const Json& v, const std::string& where, SimJob& job) {
   return {};
 }
 
-std::vector<std::string_view> split_csv_line(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
+// One CSV line split into fields (RFC 4180 quoting: a field that starts with '"' ends at the next
+// lone '"', and '""' inside it is one quote). Blanks around fields are dropped. `where` is
+// "<source>:<line>"; `header` names the columns for messages (empty while reading the header).
+Result<std::vector<std::string>> split_csv_line(std::string_view line, const std::string& where,
+                                                const std::vector<std::string>& header) {
+  std::vector<std::string> out;
+  auto column = [&](std::size_t i) {
+    return i < header.size() ? " (column '" + header[i] + "')" : std::string();
+  };
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  std::size_t i = 0;
   while (true) {
-    std::size_t comma = line.find(',', start);
-    std::string_view f = line.substr(start, comma == line.npos ? line.npos : comma - start);
-    while (!f.empty() && (f.front() == ' ' || f.front() == '\t')) f.remove_prefix(1);
-    while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r'))
-      f.remove_suffix(1);
-    out.push_back(f);
-    if (comma == line.npos) return out;
-    start = comma + 1;
+    while (i < line.size() && blank(line[i])) ++i;
+    std::string field;
+    if (i < line.size() && line[i] == '"') {
+      const std::size_t open = i++;
+      bool closed = false;
+      while (i < line.size()) {
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          closed = true;
+          break;
+        }
+        field += line[i++];
+      }
+      if (!closed) {
+        return invalid_argument(where + ":" + std::to_string(open + 1) +
+                                ": unterminated quote in field " + std::to_string(out.size() + 1) +
+                                column(out.size()) + " (a quoted field ends on its own line)");
+      }
+      while (i < line.size() && blank(line[i])) ++i;
+      if (i < line.size() && line[i] != ',') {
+        return invalid_argument(where + ":" + std::to_string(i + 1) + ": text after the closing " +
+                                "quote of field " + std::to_string(out.size() + 1) +
+                                column(out.size()) + " (write \"\" for a quote inside it)");
+      }
+    } else {
+      const std::size_t comma = std::min(line.find(',', i), line.size());
+      std::string_view f = line.substr(i, comma - i);
+      while (!f.empty() && blank(f.back())) f.remove_suffix(1);
+      field = std::string(f);
+      i = comma;
+    }
+    out.push_back(std::move(field));
+    if (i >= line.size()) return out;
+    ++i;  // the comma
   }
 }
 
@@ -224,10 +299,6 @@ Result<double> csv_number(std::string_view f, const std::string& where) {
     return invalid_argument(where + ": '" + std::string(f) + "' is not a number");
   }
   return d;
-}
-
-std::string fmt(double d) {
-  return json_number(d);
 }
 
 std::string csv_field(const std::string& s) {
@@ -259,12 +330,12 @@ Result<Workload> read_workload_json(std::string_view text, const std::string& so
     jobs = &*found;
   }
   if (!jobs->is_array()) return invalid_argument(source + ": \"jobs\" must be an array");
+  std::uint64_t tasks = 0;
   for (std::size_t i = 0; i < jobs->size(); ++i) {
     SimJob job;
-    if (Status s = read_job((*jobs)[i], source + ": jobs[" + std::to_string(i) + "]", job);
-        !s.ok()) {
-      return s;
-    }
+    const std::string where = source + ": jobs[" + std::to_string(i) + "]";
+    if (Status s = read_job((*jobs)[i], where, job, kMaxSimTasks - tasks); !s.ok()) return s;
+    tasks += job.tasks.size();
     w.jobs.push_back(std::move(job));
   }
   if (Status s = validate_workload(w); !s.ok())
@@ -273,12 +344,19 @@ Result<Workload> read_workload_json(std::string_view text, const std::string& so
 }
 
 Result<Workload> read_workload_csv(std::string_view text, const std::string& source) {
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    auto [line, column] = line_column_of(text, nul);
+    return invalid_argument(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                            ": a NUL byte (offset " + std::to_string(nul) +
+                            "); a workload CSV is text");
+  }
   Workload w;
   std::unordered_map<std::string, std::size_t> job_index;
-  std::vector<std::string_view> header;
+  std::vector<std::string> header;
   int col_job = -1, col_user = -1, col_arrival = -1, col_runtime = -1, col_cores = -1,
       col_class = -1, col_size = -1, col_divisible = -1, col_weight = -1;
   std::size_t line_no = 0, pos = 0;
+  std::uint64_t rows = 0;
   while (pos < text.size()) {
     std::size_t nl = text.find('\n', pos);
     std::string_view line = text.substr(pos, nl == text.npos ? text.npos : nl - pos);
@@ -286,13 +364,21 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
     ++line_no;
     std::string where = source + ":" + std::to_string(line_no);
     if (line.empty() || line == "\r" || line.front() == '#') continue;
-    auto fields = split_csv_line(line);
+    auto split = split_csv_line(line, where, header);
+    if (!split.ok()) return split.status();
+    std::vector<std::string>& fields = *split;
     if (header.empty()) {
       header = fields;
       static const std::vector<std::string> known = {
           "job", "user", "arrival", "runtime", "cores", "class", "size", "divisible", "weight"};
+      std::unordered_map<std::string, std::size_t> seen;
       for (std::size_t i = 0; i < header.size(); ++i) {
-        std::string name(header[i]);
+        const std::string& name = header[i];
+        if (auto [first, fresh] = seen.emplace(name, i); !fresh) {
+          return invalid_argument(where + ": column '" + name + "' is named twice (columns " +
+                                  std::to_string(first->second + 1) + " and " +
+                                  std::to_string(i + 1) + ")");
+        }
         int idx = static_cast<int>(i);
         if (name == "job")
           col_job = idx;
@@ -326,38 +412,48 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
       return invalid_argument(where + ": " + std::to_string(fields.size()) +
                               " fields, the header has " + std::to_string(header.size()));
     }
-    std::string id(fields[static_cast<std::size_t>(col_job)]);
-    auto arrival = csv_number(fields[static_cast<std::size_t>(col_arrival)], where + ": arrival");
+    auto field = [&](int col) -> const std::string& {
+      return fields[static_cast<std::size_t>(col)];
+    };
+    const std::string& id = field(col_job);
+    auto arrival = csv_number(field(col_arrival), where + ": arrival");
     if (!arrival.ok()) return arrival.status();
-    auto runtime = csv_number(fields[static_cast<std::size_t>(col_runtime)], where + ": runtime");
+    if (Status s = check_seconds(*arrival, where + ": arrival", false); !s.ok()) return s;
+    auto runtime = csv_number(field(col_runtime), where + ": runtime");
     if (!runtime.ok()) return runtime.status();
+    if (Status s = check_seconds(*runtime, where + ": runtime", true); !s.ok()) return s;
     SimTask task{*runtime, 1, {}, {}};
     if (col_cores >= 0) {
-      auto c = csv_number(fields[static_cast<std::size_t>(col_cores)], where + ": cores");
+      auto c = csv_number(field(col_cores), where + ": cores");
       if (!c.ok()) return c.status();
+      if (!(*c >= 1 && *c <= kMaxSimCores) || *c != std::floor(*c)) {
+        return invalid_argument(where + ": cores: " + shown(*c) +
+                                " is not a whole number of cores from 1 to " +
+                                std::to_string(kMaxSimCores));
+      }
       task.cores = static_cast<int>(*c);
     }
     auto [it, added] = job_index.emplace(id, w.jobs.size());
     if (added) {
       SimJob job;
       job.id = id;
-      job.user = std::string(fields[static_cast<std::size_t>(col_user)]);
+      job.user = field(col_user);
       job.arrival_s = *arrival;
-      if (col_class >= 0) job.job_class = std::string(fields[static_cast<std::size_t>(col_class)]);
+      if (col_class >= 0) job.job_class = field(col_class);
       if (col_size >= 0) {
-        auto s = parse_size(fields[static_cast<std::size_t>(col_size)]);
+        auto s = parse_size(field(col_size));
         if (!s.ok()) return invalid_argument(where + ": " + s.status().message());
         job.size = *s;
       }
       if (col_divisible >= 0) {
-        auto d = fields[static_cast<std::size_t>(col_divisible)];
+        const std::string& d = field(col_divisible);
         job.divisible = d == "true" || d == "1" || d == "yes";
       }
       if (col_weight >= 0) {
-        auto wt = csv_number(fields[static_cast<std::size_t>(col_weight)], where + ": weight");
+        auto wt = csv_number(field(col_weight), where + ": weight");
         if (!wt.ok()) return wt.status();
-        if (!(*wt > 0)) {
-          return invalid_argument(where + ": job '" + id + "' has weight " + fmt(*wt) +
+        if (!(*wt > 0) || !std::isfinite(*wt)) {
+          return invalid_argument(where + ": job '" + id + "' has weight " + shown(*wt) +
                                   "; a job's weight must be a positive number");
         }
         job.weight = *wt;
@@ -369,9 +465,13 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
                               " here but at " + fmt(w.jobs[it->second].arrival_s) +
                               " on an earlier row");
     }
+    if (++rows > kMaxSimTasks) {
+      return invalid_argument(where + ": more than " + std::to_string(kMaxSimTasks) +
+                              " tasks in the workload");
+    }
     w.jobs[it->second].tasks.push_back(task);
   }
-  if (header.empty()) return invalid_argument(source + ": empty CSV (no header)");
+  if (header.empty()) return invalid_argument(source + ":1: empty CSV (no header)");
   if (Status s = validate_workload(w); !s.ok())
     return invalid_argument(source + ": " + s.message());
   return w;

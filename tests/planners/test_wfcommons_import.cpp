@@ -97,7 +97,9 @@ TEST_CASE("Planners.WfCommons.RejectsBadInput") {
   SUBCASE("unknown parent") {
     auto r = parse_wfcommons(v15(R"("parents": ["zz"])"), "w.json");
     REQUIRE_FALSE(r.ok());
-    CHECK(r.status().message() == "w.json: task 'b' names unknown parent 'zz'");
+    CHECK(r.status().message() ==
+          "w.json: workflow.specification.tasks[1].parents[0]: task 'b' names unknown parent "
+          "'zz'");
   }
   SUBCASE("cycle") {
     // b after c and c after b.
@@ -128,7 +130,9 @@ TEST_CASE("Planners.WfCommons.RejectsBadInput") {
   SUBCASE("unreadable file") {
     auto r = read_wfcommons_file("/nonexistent/dir/x.json");
     REQUIRE_FALSE(r.ok());
-    CHECK(r.status().code() == ErrorCode::io_error);
+    CHECK(r.status().code() == ErrorCode::not_found);
+    CHECK(r.status().message() ==
+          "/nonexistent/dir/x.json: cannot open: No such file or directory");
   }
 }
 
@@ -197,4 +201,117 @@ TEST_CASE("Planners.WfCommons.OverflowingNumberIsAnErrorNotACrash") {
   auto r = parse_wfcommons(R"J({"schemaVersion": "1.5", "workflow": {"x": 1e999}})J", "big.json");
   REQUIRE(!r.ok());
   CHECK(r.status().message().find("big.json: invalid JSON") != std::string::npos);
+}
+
+TEST_CASE("Planners.WfCommons.OutOfRangeNumbersAreRefusedWithTheirJsonPath") {
+  SUBCASE("cores") {
+    auto r = parse_wfcommons(
+        v15(R"("parents": ["a"])", R"("runtimeInSeconds": 3.0, "coreCount": 1e300)"), "t.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "t.json: workflow.execution.tasks[2].coreCount: 1e+300 is out of range (1..1048576)");
+  }
+  SUBCASE("runtime") {
+    auto r = parse_wfcommons(v15(R"("parents": ["a"])", R"("runtimeInSeconds": 1e300)"), "t.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "t.json: workflow.execution.tasks[2].runtimeInSeconds: 1e+300 is out of range "
+          "(0..1e9 seconds)");
+    r = parse_wfcommons(v15(R"("parents": ["a"])", R"("runtimeInSeconds": -5)"), "t.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "t.json: workflow.execution.tasks[2].runtimeInSeconds: -5 is out of range "
+          "(0..1e9 seconds)");
+  }
+  SUBCASE("memory") {
+    auto r = parse_wfcommons(
+        v15(R"("parents": ["a"])", R"("runtimeInSeconds": 3, "memoryInBytes": 1e30)"), "t.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "t.json: workflow.execution.tasks[2].memoryInBytes: 1e+30 is out of range (0..2^53 "
+          "bytes)");
+  }
+  SUBCASE("a number of the wrong type") {
+    auto r = parse_wfcommons(
+        v15(R"("parents": ["a"])", R"("runtimeInSeconds": 3, "coreCount": "4")"), "t.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "t.json: workflow.execution.tasks[2].coreCount: must be a number, got a string");
+  }
+  SUBCASE("file size") {
+    std::string text = v15();
+    text.replace(text.find("2048"), 4, "-1e20");
+    auto r = parse_wfcommons(text, "t.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "t.json: workflow.specification.files[0].sizeInBytes: -1e+20 is out of range (0..2^53 "
+          "bytes)");
+  }
+  SUBCASE("the largest values in range convert exactly") {
+    auto r = parse_wfcommons(
+        v15(R"("parents": ["a"])", R"("runtimeInSeconds": 1e9, "coreCount": 1048576)"), "t.json");
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    CHECK(r->graph.tasks[2].per_rank.cores == 1048576);
+    CHECK(r->graph.tasks[2].estimate == std::chrono::seconds(1'000'000'000));
+  }
+}
+
+TEST_CASE("Planners.WfCommons.ParentsOfTheWrongTypeAreRefusedNotDropped") {
+  auto r = parse_wfcommons(v15(R"("parents": "a")"), "t.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() ==
+        "t.json: workflow.specification.tasks[1].parents: must be a list of ids (strings), got a "
+        "string");
+  r = parse_wfcommons(v15(R"("parents": ["a", 7])"), "t.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() ==
+        "t.json: workflow.specification.tasks[1].parents[1]: must be an id (a string), got a "
+        "number");
+  const std::string old = R"({"schemaVersion": "1.4", "workflow": {"tasks": [
+    {"name": "a", "runtime": 1}, {"name": "b", "runtime": 1, "parents": {"a": 1}}]}})";
+  r = parse_wfcommons(old, "old.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() ==
+        "old.json: workflow.tasks[1].parents: must be a list of ids (strings), got an object");
+}
+
+TEST_CASE("Planners.WfCommons.SemanticErrorsNameTheirJsonPath") {
+  SUBCASE("missing runtime") {
+    auto r = parse_wfcommons(v15(R"("parents": ["a"])", R"("coreCount": 1)"), "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "w.json: workflow.execution.tasks[2]: task 'c' has no runtimeInSeconds (needed as its "
+          "estimate)");
+  }
+  SUBCASE("duplicate id") {
+    std::string text = v15();
+    const std::string c_entry = R"("name": "c", "id": "c")";
+    text.replace(text.find(c_entry), c_entry.size(), R"("name": "c", "id": "b")");
+    auto r = parse_wfcommons(text, "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "w.json: workflow.specification.tasks[2].id: duplicate task id 'b' (also "
+          "workflow.specification.tasks[1])");
+  }
+  SUBCASE("cycle") {
+    std::string text = v15(R"("parents": ["c"])");
+    const std::string c_entry = R"("id": "c", "parents": ["a"])";
+    text.replace(text.find(c_entry), c_entry.size(), R"("id": "c", "parents": ["b"])");
+    auto r = parse_wfcommons(text, "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "w.json: workflow.specification.tasks[1].parents: dependency cycle: b -> c -> b");
+  }
+  SUBCASE("no tasks") {
+    auto r = parse_wfcommons(
+        R"({"schemaVersion": "1.5", "workflow": {"specification": {"tasks": []}}})", "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() ==
+          "w.json: workflow.specification.tasks: the workflow has no tasks");
+  }
+  SUBCASE("not a regular file") {
+    auto r = read_wfcommons_file("/tmp");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message() == "/tmp: is a directory, not a WfCommons trace");
+  }
 }

@@ -742,7 +742,68 @@ PRAGMA application_id = 1128813139;
   REQUIRE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &stmt,
                              nullptr) == SQLITE_OK);
   REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "2");
+  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "3");
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+  // Upgraded runs have no token or coordinator identity; new ones get a token.
+  CHECK(run_after->token.empty());
+  CHECK(run_after->coordinator_start == 0);
+  CHECK(reopened->find_run("old-2")->token.size() == 32);
+}
+
+TEST_CASE("Runtime.SqliteStore.TokensAndCoordinatorIdentityRoundTrip") {
+  TempDir dir;
+  auto store = open_store(dir.file("chorus.db"));
+  RunInfo a = create(*store, "flow");
+  RunInfo b = create(*store, "flow");
+  CHECK(a.token.size() == 32);
+  CHECK(a.token.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a.token != b.token);
+  a.coordinator_start = 123456789012ULL;
+  a.boot_id = "6f1c2a3e-0000-4000-8000-000000000001";
+  REQUIRE(store->update_run(a).ok());
+  auto back = store->find_run(a.id);
+  REQUIRE(back.ok());
+  CHECK(back->token == a.token);
+  CHECK(back->coordinator_start == 123456789012ULL);
+  CHECK(back->boot_id == a.boot_id);
+}
+
+TEST_CASE("Runtime.SqliteStore.TaskGroupsRideWithEventsAndAreForgotten") {
+  TempDir dir;
+  auto store = open_store(dir.file("chorus.db"));
+  RunInfo a = create(*store, "flow");
+  RunInfo b = create(*store, "other");
+  const std::vector<TaskEvent> events = {event(0, "x", TaskState::running, 1)};
+  const std::vector<TaskGroup> groups = {{0, 1, 4001, 777}, {1, 1, 4002, 778}};
+  REQUIRE(store->append(a.id, events, groups).ok());
+  // Groups alone (no events), and the same attempt again replaces its row.
+  const std::vector<TaskGroup> again = {{1, 1, 4003, 779}};
+  REQUIRE(store->append(a.id, {}, again).ok());
+  const std::vector<TaskGroup> other = {{0, 1, 5001, 1}};
+  REQUIRE(store->append(b.id, {}, other).ok());
+
+  auto got = store->task_groups(a.id);
+  REQUIRE(got.ok());
+  REQUIRE(got->size() == 2);
+  std::set<std::pair<std::int64_t, std::uint64_t>> seen;
+  for (const auto& g : *got) seen.insert({g.pgid, g.start_ticks});
+  CHECK(seen == std::set<std::pair<std::int64_t, std::uint64_t>>{{4001, 777}, {4003, 779}});
+  CHECK(store->events(a.id)->size() == 1);
+
+  REQUIRE(store->forget_task_groups(a.id).ok());
+  CHECK(store->task_groups(a.id)->empty());
+  CHECK(store->task_groups(b.id)->size() == 1);  // another run's rows stay
+}
+
+TEST_CASE("Runtime.SqliteStore.IntegrityCheckPassesASoundJournalAndCheckpointEmptiesTheLog") {
+  TempDir dir;
+  const std::string path = dir.file("chorus.db");
+  auto store = open_store(path);
+  RunInfo a = create(*store, "flow");
+  append(*store, a.id, {event(0, "x", TaskState::running, 1)});
+  CHECK(store->check_integrity().ok());
+  CHECK(fs::file_size(path + "-wal") > 0);
+  REQUIRE(store->checkpoint().ok());
+  CHECK(fs::file_size(path + "-wal") == 0);
 }

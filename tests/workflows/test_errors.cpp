@@ -552,10 +552,10 @@ TEST_CASE("Workflows.Errors.TopLevelShape") {
 }
 
 TEST_CASE("Workflows.Errors.EmptyAndCommentOnlyText") {
-  CHECK(error_of("") == "wf.yaml: the file is empty; a workflow needs at least 'tasks:'");
-  CHECK(error_of("  \n\n") == "wf.yaml: the file is empty; a workflow needs at least 'tasks:'");
+  CHECK(error_of("") == "wf.yaml:1:1: the file is empty; a workflow needs at least 'tasks:'");
+  CHECK(error_of("  \n\n") == "wf.yaml:1:1: the file is empty; a workflow needs at least 'tasks:'");
   CHECK(error_of("# nothing\n") ==
-        "wf.yaml: the file holds no workflow (only comments or blank lines); it needs at least "
+        "wf.yaml:1:1: the file holds no workflow (only comments or blank lines); it needs at least "
         "'tasks:'");
 }
 
