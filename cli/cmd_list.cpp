@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/journal_access.hpp"
+#include "cli/json_text.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -35,7 +36,7 @@ void add_list_command(CLI::App& app) {
                      {"created", r.created},
                      {"file", r.workflow_path}});
       }
-      std::printf("%s\n", j.dump(2).c_str());
+      std::printf("%s\n", json_text(j, 2).c_str());
       return;
     }
     std::printf("%-28s %-12s %8s  %-19s  %s\n", "RUN", "STATUS", "TASKS", "STARTED", "FILE");

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/json_text.hpp"
 #include "cli/workflow_input.hpp"
 #include "core/units.hpp"
 #include "schedulers/planners/graph_planner.hpp"
@@ -192,7 +193,7 @@ void add_plan_command(CLI::App& app) {
       }
       j["assignment"] = assignment;
       if (!pl.processor.empty()) j["nodes"] = nodes;
-      std::printf("%s\n", j.dump(2).c_str());
+      std::printf("%s\n", json_text(j, 2).c_str());
       return;
     }
     std::printf("workflow   %s (%zu tasks) on platform %s, planner %s\n", graph->name.c_str(),

@@ -9,6 +9,7 @@
 #include "adapters/slurm/slurm_client.hpp"
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/json_text.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -34,7 +35,7 @@ Result<std::vector<Recorded>> read_submissions(const std::string& state_dir) {
   std::vector<Recorded> out;
   for (const auto& r : doc["submissions"]) {
     if (!r.is_object() || !r.contains("job_id") || !r["job_id"].is_number_unsigned()) {
-      return invalid_argument(path + ": a record without a job_id: " + r.dump());
+      return invalid_argument(path + ": a record without a job_id: " + json_text(r));
     }
     Recorded rec;
     rec.job_id = r["job_id"].get<std::uint32_t>();
@@ -112,7 +113,7 @@ void add_slurm_status_command(CLI::App& app) {
             {"job_id", s.job_id}, {"state", to_string(s.state)}, {"nodes", s.nodes},
             {"reason", s.reason}, {"exit_code", s.exit_code},    {"exit_signal", s.exit_signal},
             {"name", s.name},     {"workflow", r.workflow},      {"submitted_at", r.submitted_at}};
-        std::printf("%s\n", line.dump().c_str());
+        std::printf("%s\n", json_text(line).c_str());
         continue;
       }
       std::string detail = r.workflow;

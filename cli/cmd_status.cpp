@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/journal_access.hpp"
+#include "cli/json_text.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -126,7 +127,7 @@ void add_status_command(CLI::App& app) {
         }
         j["nodes"] = jn;
       }
-      std::printf("%s\n", j.dump(2).c_str());
+      std::printf("%s\n", json_text(j, 2).c_str());
       return;
     }
     std::printf("run       %s (%s)\n", run->id.c_str(), to_string(status));

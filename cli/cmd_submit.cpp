@@ -23,6 +23,7 @@
 #include "adapters/slurm/slurm_client.hpp"
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/json_text.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -105,7 +106,7 @@ Status record_submission(const std::string& state_dir, const nlohmann::json& rec
     std::string tmp = path + ".tmp";
     {
       std::ofstream out(tmp, std::ios::trunc);
-      out << doc.dump(2) << '\n';
+      out << json_text(doc, 2) << '\n';
       if (!out) result = io_error("cannot write " + tmp + ": " + std::strerror(errno));
     }
     if (result.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {

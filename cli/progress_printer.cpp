@@ -6,6 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "cli/json_text.hpp"
 #include "core/units.hpp"
 
 namespace chorus::cli {
@@ -23,8 +24,9 @@ ProgressPrinter::ProgressPrinter(OutputMode mode, std::string run_id)
 void ProgressPrinter::on_run_started(const std::string& run_id) {
   run_id_ = run_id;
   if (mode_ == OutputMode::json) {
-    std::string line = nlohmann::json{{"event", "run"}, {"run", run_id_}}.dump() + "\n";
+    std::string line = json_text(nlohmann::json{{"event", "run"}, {"run", run_id_}}) + "\n";
     std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fflush(stdout);
   } else {
     std::fprintf(stderr, "%s: started (journal: chorus status %s)\n", run_id_.c_str(),
                  run_id_.c_str());
@@ -38,7 +40,7 @@ void ProgressPrinter::on_event(const TaskSpec& task, const TaskEvent& e) {
                      {"attempt", e.attempt}, {"time", e.time}};
     if (is_terminal(e.state) || e.state == TaskState::failed) j["exit_code"] = e.exit_code;
     if (!e.detail.empty()) j["detail"] = e.detail;
-    std::string line = j.dump();
+    std::string line = json_text(j);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stdout);
     return;
@@ -54,6 +56,10 @@ void ProgressPrinter::on_event(const TaskSpec& task, const TaskEvent& e) {
   }
 }
 
+void ProgressPrinter::on_events_done() {
+  if (mode_ == OutputMode::json) std::fflush(stdout);
+}
+
 void ProgressPrinter::on_progress(const Progress& p, bool final) {
   if (mode_ == OutputMode::json) {
     if (!final) return;
@@ -61,7 +67,7 @@ void ProgressPrinter::on_progress(const Progress& p, bool final) {
                      {"total", p.total},     {"succeeded", p.succeeded},
                      {"failed", p.failed},   {"cancelled", p.cancelled},
                      {"skipped", p.skipped}, {"elapsed_s", p.elapsed_s}};
-    std::string line = j.dump();
+    std::string line = json_text(j);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fflush(stdout);

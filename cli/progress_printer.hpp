@@ -16,6 +16,9 @@ class ProgressPrinter final : public RunObserver {
   ProgressPrinter(OutputMode mode, std::string run_id);
   void on_run_started(const std::string& run_id) override;
   void on_event(const TaskSpec& task, const TaskEvent& event) override;
+  // --json: flushes stdout once per batch, so a consumer on a pipe sees each event as soon as its
+  // batch is journaled, without a write per event when a round finishes thousands of tasks.
+  void on_events_done() override;
   void on_progress(const Progress& progress, bool final) override;
   bool wants_events() const override { return true; }
 

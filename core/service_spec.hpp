@@ -32,7 +32,7 @@ struct ReadyProbe {
   ProbeKind kind = ProbeKind::tcp;
   int port = 0;       // tcp, http
   std::string path;   // http: the URL path ("/health"); file: the file to wait for
-  std::string regex;  // stdout_regex: ECMAScript syntax, matched against each line
+  std::string regex;  // stdout_regex: RE2 syntax (core/line_pattern.hpp), searched in each line
   Duration interval = std::chrono::milliseconds(50);  // between two checks
 };
 

@@ -669,6 +669,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     groups_.clear();
     if (observer_ != nullptr && observer_->wants_events()) {
       for (const auto& e : events_) observer_->on_event(spec_at(e.task), e);
+      observer_->on_events_done();
     }
     events_.clear();
     event_text_.clear();

@@ -30,6 +30,9 @@ class RunObserver {
   virtual void on_run_started(const std::string& /*run_id*/) {}
   // After each journaled transition of a task (already durable).
   virtual void on_event(const TaskSpec& /*task*/, const TaskEvent& /*event*/) {}
+  // After the on_event calls of one journaled batch (one per scheduler round, not per event):
+  // where an observer that buffers its output flushes it.
+  virtual void on_events_done() {}
   // About every tick_interval while the run goes on, and once at the end (final == true).
   virtual void on_progress(const Progress& /*progress*/, bool /*final*/) {}
   // Whether on_event should be called at all (lets the hot path skip the calls).

@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 
+#include "core/line_pattern.hpp"
 #include "core/text.hpp"
 #include "workflows/key_checker.hpp"
 #include "workflows/task_reader.hpp"
@@ -126,13 +126,10 @@ void read_ready(const MapEntry& e, const std::string& service, ServiceTemplate& 
           diags.add(k.value_pos, label + " must be a regular expression");
           continue;
         }
-        try {
-          std::regex compiled(*re, std::regex::ECMAScript);
+        if (auto compiled = LinePattern::compile(*re)) {
           probe.regex = *re;
-        } catch (const std::regex_error& ex) {
-          diags.add(k.value_pos,
-                    label + ": '" + *re +
-                        "' is not a valid regular expression (ECMAScript): " + ex.what());
+        } else {
+          diags.add(k.value_pos, label + ": " + compiled.status().message());
         }
       } else {
         probe.kind = ProbeKind::file;

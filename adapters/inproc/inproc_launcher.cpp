@@ -11,6 +11,7 @@
 #include <iterator>
 #include <utility>
 
+#include "core/thread_guard.hpp"
 #include "core/units.hpp"
 
 namespace chorus {
@@ -31,7 +32,8 @@ InprocLauncher::InprocLauncher(unsigned threads) {
   }
   thread_count_ = std::max(threads, 1U);
   workers_.reserve(thread_count_);
-  for (unsigned i = 0; i < thread_count_; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (unsigned i = 0; i < thread_count_; ++i)
+    workers_.emplace_back([this] { run_guarded("in-process worker", [this] { worker_loop(); }); });
 }
 
 InprocLauncher::~InprocLauncher() {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 
 namespace chorus {
 namespace {
@@ -27,10 +28,10 @@ std::string errno_text(int err) {
 ReadinessProbe::ReadinessProbe(const ReadyProbe& spec, ProbeTarget target)
     : spec_(spec), target_(std::move(target)) {
   if (spec_.kind == ProbeKind::stdout_regex) {
-    try {
-      regex_.emplace(spec_.regex, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      last_error_ = std::string("the ready regex does not compile: ") + e.what();
+    if (auto p = LinePattern::compile(spec_.regex)) {
+      pattern_.emplace(std::move(p).value());
+    } else {
+      last_error_ = "the ready pattern does not compile: " + p.status().message();
     }
   }
 }
@@ -174,29 +175,40 @@ std::optional<std::string> ReadinessProbe::check_socket(TimePoint now) {
 }
 
 std::optional<std::string> ReadinessProbe::check_stdout() {
-  if (!regex_) return std::nullopt;
+  if (!pattern_) return std::nullopt;
   std::ifstream in(target_.stdout_path, std::ios::binary);
   if (!in) {
     last_error_ = "it printed nothing yet (no line matched '" + spec_.regex + "')";
     return std::nullopt;
   }
   in.seekg(static_cast<std::streamoff>(stdout_offset_));
-  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  stdout_offset_ += chunk.size();
-  partial_line_ += chunk;
-  std::size_t begin = 0;
-  while (true) {
-    auto end = partial_line_.find('\n', begin);
-    if (end == std::string::npos) break;
-    std::smatch m;
-    const std::string line = partial_line_.substr(begin, end - begin);
-    begin = end + 1;
-    if (std::regex_search(line, m, *regex_)) {
+  // Read in blocks, not the whole new output at once: memory stays bounded by one block plus
+  // the kept start of one line, however much the service printed since the last check.
+  constexpr std::size_t kBlock = 64 * 1024;
+  std::string block(kBlock, '\0');
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    stdout_offset_ += got;
+    std::string_view rest(block.data(), got);
+    while (!rest.empty()) {
+      const auto nl = rest.find('\n');
+      const std::string_view piece = rest.substr(0, nl);
+      if (!skipping_long_line_) {
+        const std::size_t room = kMaxLineBytes - partial_line_.size();
+        partial_line_.append(piece.substr(0, room));
+        if (piece.size() > room) skipping_long_line_ = true;
+      }
+      if (nl == std::string_view::npos) break;
+      rest.remove_prefix(nl + 1);
+      // A line ended: match what was kept of it.
+      auto found = pattern_->search(partial_line_);
       partial_line_.clear();
-      return m.size() > 1 && m[1].matched ? m[1].str() : m[0].str();
+      skipping_long_line_ = false;
+      if (found) return found;
     }
   }
-  partial_line_.erase(0, begin);
   last_error_ = "no line of its stdout matched '" + spec_.regex + "'";
   return std::nullopt;
 }

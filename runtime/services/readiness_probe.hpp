@@ -1,15 +1,15 @@
 // ReadinessProbe: tells, without blocking, whether one service replica is ready
 // (core/service_spec's ReadyProbe: a TCP port accepting connections, an HTTP path answering 2xx, a
-// line of its stdout matching a regex, a file appearing).
+// line of its stdout matching a pattern (core/line_pattern: RE2 syntax), a file appearing).
 //
 // check() never blocks: a TCP connect or an HTTP exchange in progress is kept open and advanced by
 // the next call. Call it at most every ReadyProbe::interval (next_check() says when).
 #pragma once
 
 #include <optional>
-#include <regex>
 #include <string>
 
+#include "core/line_pattern.hpp"
 #include "core/service_spec.hpp"
 #include "core/units.hpp"
 
@@ -24,8 +24,13 @@ struct ProbeTarget {
 
 class ReadinessProbe {
  public:
-  // The regex must compile (the workflow reader checks it); if it does not, every check fails
-  // with std::regex's words.
+  // A stdout probe matches only the first kMaxLineBytes of a line; the rest of a longer line is
+  // skipped unread into memory, so a service printing megabytes without a newline costs at most
+  // this much (plus one read block) and never stops the probe from seeing the lines after it.
+  static constexpr std::size_t kMaxLineBytes = 64 * 1024;
+
+  // The pattern must compile (the workflow reader checks it); if it does not, every check fails
+  // and last_error() says why.
   ReadinessProbe(const ReadyProbe& spec, ProbeTarget target);
   ~ReadinessProbe();
   ReadinessProbe(const ReadinessProbe&) = delete;
@@ -37,6 +42,8 @@ class ReadinessProbe {
   std::optional<std::string> check(TimePoint now);
   const std::string& last_error() const { return last_error_; }
   TimePoint next_check() const { return next_check_; }
+  // How much of an unfinished stdout line is held: at most kMaxLineBytes.
+  std::size_t kept_bytes() const { return partial_line_.size(); }
 
  private:
   std::optional<std::string> check_socket(TimePoint now);
@@ -47,7 +54,7 @@ class ReadinessProbe {
 
   ReadyProbe spec_;
   ProbeTarget target_;
-  std::optional<std::regex> regex_;
+  std::optional<LinePattern> pattern_;
   int fd_ = -1;
   bool connected_ = false;
   bool request_sent_ = false;
@@ -55,7 +62,8 @@ class ReadinessProbe {
   TimePoint connect_started_{};
   TimePoint next_check_{};
   std::size_t stdout_offset_ = 0;
-  std::string partial_line_;
+  std::string partial_line_;         // the start of the line not ended yet, at most kMaxLineBytes
+  bool skipping_long_line_ = false;  // past kMaxLineBytes of the current line: drop to its end
   std::string last_error_ = "not checked yet";
 };
 

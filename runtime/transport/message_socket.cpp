@@ -7,6 +7,8 @@
 #include <cstring>
 #include <random>
 
+#include "core/thread_guard.hpp"
+
 namespace chorus {
 namespace {
 
@@ -120,7 +122,8 @@ Result<std::unique_ptr<ServerSocket>> ServerSocket::bind(const ServerSocketOptio
     return st;
   }
   ServerSocket* self = s.get();
-  s->zap_thread_ = std::thread([self, zap] { self->run_zap(zap); });
+  s->zap_thread_ =
+      std::thread([self, zap] { run_guarded("ZAP handler", [self, zap] { self->run_zap(zap); }); });
 
   s->socket_ = zmq_socket(s->context_, ZMQ_ROUTER);
   if (s->socket_ == nullptr) return zmq_status("cannot create the server socket");

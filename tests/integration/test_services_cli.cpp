@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <map>
 
 #include "api/run_workflow.hpp"
@@ -164,4 +165,56 @@ tasks:
   auto status = run_chorus({"status", "latest", "--tasks"}, dir.path());
   CHECK(status.out.find("check[round=3]") != std::string::npos);
   CHECK(status.out.find("step[round=4]") == std::string::npos);
+}
+
+TEST_CASE("Integration.Services.AMegabyteStdoutLineNeitherCrashesNorOrphansTheService") {
+  // `ready.*` against "xready" + 1 MiB on one line crashed the coordinator (std::regex recursed per
+  // character: SIGSEGV) and left the service running. Each service writes its pid first.
+  TempDir dir;
+  auto service = [](const std::string& name, const std::string& pattern) {
+    return "  - name: " + name + "\n    command: [sh, -c, \"echo $$ > " + name +
+           ".pid; printf xready; head -c 1048576 /dev/zero | tr '\\\\0' x; printf '\\\\nready "
+           "at " +
+           name + "\\\\n'; exec sleep 300\"]\n    ready: {stdout: \"" + pattern +
+           "\", timeout: 60s}\n";
+  };
+  write_file(dir / "wf.yaml", "name: longline\nservices:\n" + service("greedy", "ready.*") +
+                                  service("anchored", "^ready") +
+                                  "tasks:\n  - name: user\n    uses: [greedy, anchored]\n"
+                                  "    command: \"printf '%s' \\\"$CHORUS_SERVICE_ANCHORED\\\" > "
+                                  "anchored.txt\"\n");
+  auto r = run_chorus({"run", "--cores", "4", "wf.yaml"}, dir.path());
+  INFO(r.out, r.err);
+  std::vector<pid_t> pids;
+  for (const char* name : {"greedy", "anchored"}) {
+    const std::string path = dir / (std::string(name) + ".pid");
+    if (file_exists(path)) pids.push_back(static_cast<pid_t>(std::stol(read_file(path))));
+  }
+  const bool orphaned =
+      std::any_of(pids.begin(), pids.end(), [](pid_t p) { return process_alive(p); });
+  for (pid_t p : pids) {
+    if (process_alive(p)) kill(p, SIGKILL);
+  }
+  CHECK(r.exit_code == 0);
+  CHECK(pids.size() == 2);
+  CHECK(!orphaned);
+  // The anchored probe matched the line after the long one; its endpoint is that match.
+  CHECK(read_file(dir / "anchored.txt") == "ready");
+}
+
+TEST_CASE("Integration.Services.AProbePatternOf100000CharactersIsALocatedValidateError") {
+  TempDir dir;
+  write_file(dir / "wf.yaml",
+             "name: huge\nservices:\n  - name: s\n    command: [x]\n"
+             "    ready: {stdout: \"" +
+                 std::string(100'000, 'a') + "\"}\ntasks:\n  - name: t\n    command: [x]\n");
+  for (const char* command : {"validate", "run"}) {
+    CAPTURE(command);
+    auto r = run_chorus({command, "wf.yaml"}, dir.path());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("wf.yaml:5:21: 'stdout' in the 'ready' probe of service 's': 'aaaa") !=
+          std::string::npos);
+    CHECK(r.err.find("(100000 bytes) is longer than the 4096 bytes") != std::string::npos);
+    CHECK(r.err.size() < 1000);
+  }
 }

@@ -338,3 +338,22 @@ TEST_CASE("Runtime.HtmlReport.RunWithoutRecordedNodesMeasuresAgainstThePeak") {
   CHECK(html.find("did not record the node capacity") != std::string::npos);
   CHECK(html.find("75.0% mean, peak 2 of 2 cores") != std::string::npos);
 }
+
+TEST_CASE("Runtime.HtmlReport.InvalidUtf8FromAnOldJournalBecomesReplacementCharacters") {
+  // "é" stays; a lone 0x80, a truncated sequence and an encoded surrogate become U+FFFD each.
+  const std::string name = "caf\xC3\xA9-\x80-\xE2\x82-\xED\xA0\x80";
+  const std::vector<EventRecord> events = {
+      ev(0, name, TaskState::running, 1000, 1, 1, "n\xFF"),
+      ev(0, name, TaskState::succeeded, 1001, 1),
+  };
+  RunInfo run = run_on({NodeInfo{"n\xFF", Resources{2, 0, 0}}});
+  run.workflow_name = "wf\xC0";
+  const std::string html = render_html_report(run, events);
+  auto data = embedded_data(html);  // throws on invalid UTF-8
+  REQUIRE(data["bars"].size() == 1);
+  const std::string r = "\xEF\xBF\xBD";
+  CHECK(data["bars"][0][8] == "caf\xC3\xA9-" + r + "-" + r + r + "-" + r + r + r);
+  CHECK(html.find("wf" + r) != std::string::npos);
+  CHECK(html.find('\xC0') == std::string::npos);
+  CHECK(html.find('\xFF') == std::string::npos);
+}

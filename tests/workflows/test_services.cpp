@@ -2,8 +2,6 @@
 // read, and every bad input is a located error.
 #include <doctest/doctest.h>
 
-#include <regex>
-
 #include "workflow_test_util.hpp"
 
 using namespace chorus;
@@ -190,19 +188,27 @@ TEST_CASE("Workflows.Services.BadProbes") {
   CHECK(contains(m, "wf.yaml:4:12: 'ready' of service 's' must be a map"));
 }
 
-TEST_CASE("Workflows.Services.BadRegexQuotesStdRegex") {
-  std::string words;
-  try {
-    std::regex re("ready (", std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    words = e.what();
-  }
-  REQUIRE(!words.empty());
+TEST_CASE("Workflows.Services.BadPatternIsLocatedAndNamesRE2") {
   std::string m = error_of(with_service("    command: [x]\n    ready: {stdout: \"ready (\"}\n"));
   CHECK(contains(m,
                  "wf.yaml:4:21: 'stdout' in the 'ready' probe of service 's': 'ready (' is not "
-                 "a valid regular expression (ECMAScript): " +
-                     words));
+                 "a valid regular expression (RE2 syntax: no backreferences or lookaround): "
+                 "missing ): ready ("));
+  m = error_of(with_service("    command: [x]\n    ready: {stdout: \"(ok)\\\\1\"}\n"));
+  CHECK(contains(m,
+                 "wf.yaml:4:21: 'stdout' in the 'ready' probe of service 's': '(ok)\\1' is "
+                 "not a valid regular expression (RE2 syntax: no backreferences or lookaround)"));
+}
+
+TEST_CASE("Workflows.Services.APatternOf100000CharactersIsALocatedError") {
+  // std::regex compiled this recursively and crashed `validate` and `run` with SIGSEGV.
+  const std::string huge(100'000, '(');
+  std::string m =
+      error_of(with_service("    command: [x]\n    ready: {stdout: \"" + huge + "\"}\n"));
+  CHECK(contains(m, "wf.yaml:4:21: 'stdout' in the 'ready' probe of service 's': '((((("));
+  CHECK(contains(m,
+                 "(100000 bytes) is longer than the 4096 bytes a ready pattern may "
+                 "have"));
 }
 
 TEST_CASE("Workflows.Services.BadKeysAndValues") {
