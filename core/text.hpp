@@ -24,6 +24,13 @@ struct LineColumn {
 };
 LineColumn line_column_of(std::string_view text, std::size_t offset);
 
+// Length of the well-formed UTF-8 sequence that starts at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when that byte starts none. i < text.size().
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
+
+// Offset of the first byte that is not part of a well-formed UTF-8 sequence, or npos.
+std::size_t first_invalid_utf8(std::string_view text);
+
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/text.hpp"
+
 namespace chorus {
 namespace {
 
@@ -111,42 +113,6 @@ Position position_at(std::string_view text, std::size_t offset) {
   const std::size_t nl = head.rfind('\n');
   const std::size_t col = nl == std::string_view::npos ? offset : offset - nl - 1;
   return {line, static_cast<int>(col) + 1};
-}
-
-// The offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629:
-// no overlong forms, no surrogates, nothing above U+10FFFF), or npos when there is none.
-std::size_t first_invalid_utf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;  // overlong
-      if (c == 0xED) hi = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;  // overlong
-      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if (i + k >= n || (s[i + k] & 0xC0) != 0x80) return i;
-    }
-    i += len;
-  }
-  return std::string_view::npos;
 }
 
 std::string hex_byte(unsigned char c) {

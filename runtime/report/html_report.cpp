@@ -7,6 +7,8 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "core/text.hpp"
+
 namespace chorus {
 namespace {
 
@@ -25,37 +27,9 @@ std::uint64_t attempt_key(TaskId task, std::uint32_t attempt) {
   return (std::uint64_t{task} << 32) | attempt;
 }
 
-// Length of the well-formed UTF-8 sequence starting at text[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF), or 0 when that byte starts none. Journals written before the
-// loader refused invalid UTF-8 can hold any bytes; the report shows each bad one as U+FFFD, so
-// the page and the JSON embedded in it are always valid UTF-8.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  if (b(1) < lo || b(1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k) {
-    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
-  }
-  return n;
-}
-
+// Journals written before the loader refused invalid UTF-8 can hold any bytes; the report shows
+// each bad one as U+FFFD (core/text's utf8_sequence_length), so the page and the JSON embedded in
+// it are always valid UTF-8.
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
 // JSON text of a string, safe inside <script>: '<', '>' and '&' are escaped too, so no "</script>"
