@@ -95,10 +95,14 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   if (file != NULL) {
-    FILE* f = fopen(file, "w");
+    /* Written aside, then renamed: a file probe that saw the file half-written would hand the
+       service's users its path instead of the address (docs/services.md). */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    FILE* f = fopen(tmp, "w");
     if (f != NULL) {
       fprintf(f, "127.0.0.1:%d\n", port);
-      fclose(f);
+      if (fclose(f) == 0) rename(tmp, file);
     }
   }
   long started = now_ms();
