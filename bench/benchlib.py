@@ -37,7 +37,10 @@ def timed(cmd, **kwargs):
     return dt, proc
 
 
-def write_result(name, data, table_markdown):
+def write_result(name, data, table_markdown, block=None):
+    """results/<name>.json and .md, and the README's <!-- results:<block> --> section (block
+    defaults to name; a dated result file can refresh one undated README section)."""
+    block_name = block or name
     os.makedirs(RESULTS_DIR, exist_ok=True)
     data = dict(data, machine=machine())
     with open(os.path.join(RESULTS_DIR, name + ".json"), "w") as f:
@@ -45,7 +48,7 @@ def write_result(name, data, table_markdown):
     with open(os.path.join(RESULTS_DIR, name + ".md"), "w") as f:
         f.write(table_markdown + "\n")
     readme = os.path.join(BENCH_DIR, "README.md")
-    begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
+    begin, end = f"<!-- results:{block_name} -->", f"<!-- /results:{block_name} -->"
     text = open(readme).read()
     block = f"{begin}\n{table_markdown}\n_{data['machine']['date']}, {data['machine']['cores']} cores_\n{end}"
     if begin in text and end in text:

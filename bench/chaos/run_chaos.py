@@ -38,7 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
-from benchlib import machine  # noqa: E402
+from benchlib import RESULTS_DIR, machine, write_result  # noqa: E402
 
 
 def workflow(tasks, marker, log):
@@ -185,25 +185,6 @@ def table(summary):
             f"{s['integrity_ok']}/{s['integrity_checked']} ok |")
 
 
-def write_results(data, markdown):
-    results = os.path.join(os.path.dirname(HERE), "results")
-    os.makedirs(results, exist_ok=True)
-    path = os.path.join(results, f"chaos-{time.strftime('%Y-%m-%d')}.json")
-    with open(path, "w") as f:
-        json.dump(data, f, indent=2)
-    readme = os.path.join(os.path.dirname(HERE), "README.md")
-    begin, end = "<!-- results:chaos -->", "<!-- /results:chaos -->"
-    block = f"{begin}\n{markdown}\n_{data['machine']['date']}, {data['machine']['cores']} cores_\n{end}"
-    text = open(readme).read()
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n### Chaos (SIGKILL and resume)\n" + block + "\n"
-    with open(readme, "w") as f:
-        f.write(text)
-    return path
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--chorus", default=os.path.join(ROOT, "build", "bin", "chorus"))
@@ -250,7 +231,9 @@ def main():
                       file=sys.stderr)
     if not args.no_write:
         data = {"args": vars(args), "summary": summary, "rounds": rounds, "machine": machine()}
-        print("wrote", write_results(data, markdown))
+        name = f"chaos-{time.strftime('%Y-%m-%d')}"
+        write_result(name, data, markdown, block="chaos")
+        print("wrote", os.path.join(RESULTS_DIR, name + ".json"))
     if not failed:
         for r in rounds:
             subprocess.run(["rm", "-rf", r["workdir"]], check=False)

@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FUZZ_SRC = os.path.join(ROOT, "tests", "fuzz")
 sys.path.insert(0, os.path.dirname(HERE))
-from benchlib import machine  # noqa: E402
+from benchlib import RESULTS_DIR, machine, write_result  # noqa: E402
 
 TARGETS = ["workflow", "wfcommons", "workload_json", "workload_csv", "agent_message"]
 LIMITS = ["-rss_limit_mb=2048", "-malloc_limit_mb=1024", "-timeout=10"]
@@ -158,26 +158,6 @@ def table(results):
     return "\n".join(rows)
 
 
-def write_results(data, markdown, label=""):
-    results = os.path.join(os.path.dirname(HERE), "results")
-    os.makedirs(results, exist_ok=True)
-    suffix = f"-{label}" if label else ""
-    path = os.path.join(results, f"fuzz-{time.strftime('%Y-%m-%d')}{suffix}.json")
-    with open(path, "w") as f:
-        json.dump(data, f, indent=2)
-    readme = os.path.join(os.path.dirname(HERE), "README.md")
-    begin, end = "<!-- results:fuzz -->", "<!-- /results:fuzz -->"
-    block = f"{begin}\n{markdown}\n_{data['machine']['date']}, {data['machine']['cores']} cores_\n{end}"
-    text = open(readme).read()
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n### Fuzzing the readers\n" + block + "\n"
-    with open(readme, "w") as f:
-        f.write(text)
-    return path
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-fuzz"))
@@ -201,7 +181,9 @@ def main():
     print(markdown)
     if not args.no_write:
         data = {"args": vars(args), "limits": LIMITS, "targets": results, "machine": machine()}
-        print("wrote", write_results(data, markdown, args.label))
+        name = f"fuzz-{time.strftime('%Y-%m-%d')}" + (f"-{args.label}" if args.label else "")
+        write_result(name, data, markdown, block="fuzz")
+        print("wrote", os.path.join(RESULTS_DIR, name + ".json"))
     return 1 if any(r["findings"] for r in results) else 0
 
 

@@ -32,6 +32,18 @@ std::uint64_t attempt_key(TaskId task, std::uint32_t attempt) {
 // it are always valid UTF-8.
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
+// Appends the non-ASCII character at text[i], or U+FFFD for a byte that starts none; returns how
+// many bytes of `text` it took.
+std::size_t append_utf8_character(std::string& out, std::string_view text, std::size_t i) {
+  const std::size_t n = utf8_sequence_length(text, i);
+  if (n == 0) {
+    out += kReplacement;
+    return 1;
+  }
+  out.append(text.substr(i, n));
+  return n;
+}
+
 // JSON text of a string, safe inside <script>: '<', '>' and '&' are escaped too, so no "</script>"
 // or comment opener can appear in the embedded data.
 void append_json_string(std::string& out, std::string_view text) {
@@ -40,13 +52,7 @@ void append_json_string(std::string& out, std::string_view text) {
     const char ch = text[i];
     const auto c = static_cast<unsigned char>(ch);
     if (c >= 0x80) {
-      const std::size_t n = utf8_sequence_length(text, i);
-      if (n == 0) {
-        out += kReplacement;
-      } else {
-        out.append(text.substr(i, n));
-        i += n - 1;
-      }
+      i += append_utf8_character(out, text, i) - 1;
       continue;
     }
     switch (c) {
@@ -88,13 +94,7 @@ std::string html_escape(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (static_cast<unsigned char>(c) >= 0x80) {
-      const std::size_t n = utf8_sequence_length(text, i);
-      if (n == 0) {
-        out += kReplacement;
-      } else {
-        out.append(text.substr(i, n));
-        i += n - 1;
-      }
+      i += append_utf8_character(out, text, i) - 1;
       continue;
     }
     switch (c) {

@@ -85,6 +85,11 @@ CREATE TABLE IF NOT EXISTS events(
   cores       INTEGER,
   node        TEXT
 );
+)sql";
+
+// The process groups of attempts in flight (see runtime/README.md, "orphans"): part of schema v3
+// and of the v2 -> v3 migration.
+constexpr const char* kTaskGroupsTable = R"sql(
 CREATE TABLE IF NOT EXISTS task_groups(
   run         INTEGER NOT NULL,
   task        INTEGER NOT NULL,
@@ -112,14 +117,6 @@ constexpr const char* kMigrateV2 = R"sql(
 ALTER TABLE runs ADD COLUMN coordinator_start INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN token TEXT NOT NULL DEFAULT '';
-CREATE TABLE IF NOT EXISTS task_groups(
-  run         INTEGER NOT NULL,
-  task        INTEGER NOT NULL,
-  attempt     INTEGER NOT NULL,
-  pgid        INTEGER NOT NULL,
-  start_ticks INTEGER NOT NULL,
-  PRIMARY KEY(run, task, attempt)
-) WITHOUT ROWID;
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
 )sql";
 
@@ -433,6 +430,7 @@ Status migrate(sqlite3* db, const std::string& path, std::string_view from) {
   }
   if (*version == "2") {
     if (auto s = exec_on(db, kMigrateV2, &rc); !s.ok()) return fail(s);
+    if (auto s = exec_on(db, kTaskGroupsTable, &rc); !s.ok()) return fail(s);
   }
   if (auto s = exec_on(db, "COMMIT", &rc); !s.ok()) return fail(s);
   return {};
@@ -485,7 +483,7 @@ Status check_or_create_schema(sqlite3* db, const std::string& path) {
       return s;
     }
     if (*again == "0") {
-      const std::string setup = std::string(kSchema) +
+      const std::string setup = std::string(kSchema) + kTaskGroupsTable +
                                 "INSERT INTO meta(key, value) VALUES('schema_version', '" +
                                 std::to_string(kSchemaVersion) + "');" +
                                 "PRAGMA application_id = " + std::to_string(kApplicationId) + ";";
