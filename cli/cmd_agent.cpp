@@ -4,13 +4,13 @@
 // --keys is the run's key folder: the agent takes its node's pair, or claims a free slot
 // (find_agent_keys in runtime/transport/curve_keys.hpp).
 
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/output.hpp"
 #include "cli/run_common.hpp"
-#include "cli/workflow_input.hpp"
 #include "core/node_info.hpp"
 #include "runtime/agent/agent.hpp"
 
@@ -63,9 +63,10 @@ void add_agent_command(CLI::App& app) {
                 "Benchmarks only: report every task succeeded at once without running it "
                 "(measures the dispatch path alone)");
   cmd->callback([a] {
+    const Output out = Output::for_command(false);
     auto timeout = parse_duration(a->timeout);
     if (!timeout.ok()) {
-      print_error("--timeout: " + timeout.status().message());
+      out.error("--timeout: " + timeout.status().message());
       throw CLI::RuntimeError(kExitBadInput);
     }
     NodeInfo here = local_node_info();
@@ -79,7 +80,7 @@ void add_agent_command(CLI::App& app) {
                                                                : here.name;
     auto keys = find_agent_keys(a->keys, options.node);
     if (!keys.ok()) {
-      print_error("agent " + options.node + ": " + keys.status().message());
+      out.error("agent " + options.node + ": " + keys.status().message());
       throw CLI::RuntimeError(kExitBadInput);
     }
     options.keys = *keys;
@@ -102,7 +103,7 @@ void add_agent_command(CLI::App& app) {
     Status s = run_agent(options, &stop);
     handle_interrupts(nullptr);
     if (s.ok()) return;
-    print_error("agent " + options.node + ": " + s.message());
+    out.error("agent " + options.node + ": " + s.message());
     if (s.code() == ErrorCode::cancelled) throw CLI::RuntimeError(kExitCancelled);
     throw CLI::RuntimeError(s.code() == ErrorCode::invalid_argument ? kExitBadInput : kExitError);
   });

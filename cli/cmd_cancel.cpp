@@ -5,13 +5,13 @@
 #include <signal.h>
 
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/output/output.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -28,15 +28,16 @@ void add_cancel_command(CLI::App& app) {
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
   cmd->add_option("--wait", a->wait, "How long to wait for the run to stop")->default_str("60s");
   cmd->callback([a] {
+    const Output out = Output::for_command(false);
     auto wait = parse_duration(a->wait);
     if (!wait.ok()) {
-      print_error("--wait: " + wait.status().message());
+      out.error("--wait: " + wait.status().message());
       throw CLI::RuntimeError(kExitBadInput);
     }
     auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
     const RunInfo* run = &run_info;
     if (run->status != RunStatus::running) {
-      std::printf("%s is already %s\n", run->id.c_str(), to_string(run->status));
+      out.run_already_ended(run->id, run->status);
       return;
     }
     Status signalled = signal_coordinator(*run, SIGTERM);
@@ -47,29 +48,27 @@ void add_cancel_command(CLI::App& app) {
       info.coordinator_pid = 0;
       info.coordinator_start = 0;
       if (Status s = store->update_run(info); !s.ok()) {
-        print_error(s.message());
+        out.error(s.message());
         throw CLI::RuntimeError(kExitError);
       }
-      std::printf("%s was not running (its coordinator is gone); marked cancelled\n",
-                  run->id.c_str());
+      out.run_marked_cancelled(run->id);
       return;
     }
     if (!signalled.ok()) {
-      print_error(signalled.message());
+      out.error(signalled.message());
       throw CLI::RuntimeError(kExitError);
     }
-    std::printf("cancelling %s (coordinator pid %lld)...\n", run->id.c_str(),
-                static_cast<long long>(run->coordinator_pid));
+    out.run_cancelling(run->id, run->coordinator_pid);
     auto give_up = std::chrono::steady_clock::now() + *wait;
     while (std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       auto now = store->find_run(run->id);
       if (now.ok() && now->status != RunStatus::running) {
-        std::printf("%s %s\n", run->id.c_str(), to_string(now->status));
+        out.run_ended(run->id, now->status);
         return;
       }
     }
-    print_error(run->id + " did not stop within " + a->wait);
+    out.error(run->id + " did not stop within " + a->wait);
     throw CLI::RuntimeError(kExitError);
   });
 }

@@ -1,22 +1,15 @@
 // chorus endpoints RUN: where the services of a run listen (from the journal), one line per
 // replica, or --env for the CHORUS_SERVICE_<NAME> lines a task using them receives.
-#include <cstdio>
 #include <map>
 
 #include "cli/command.hpp"
 #include "cli/journal_access.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/output/output.hpp"
 #include "core/service_spec.hpp"
 #include "runtime/services/service_supervisor.hpp"
 
 namespace chorus::cli {
 namespace {
-
-struct Replica {
-  std::string name;      // "surrogate" or "surrogate[replica=1]"
-  std::string endpoint;  // of its latest ready attempt
-  std::string state;     // starting, ready, restarting, stopped, failed, cancelled
-};
 
 std::string service_of(const std::string& replica) {
   return replica.substr(0, replica.find("[replica="));
@@ -36,12 +29,15 @@ void add_endpoints_command(CLI::App& app) {
                 "Print CHORUS_SERVICE_<NAME>=endpoints for the services ready now, as tasks get "
                 "them");
   cmd->callback([a] {
+    const Output out = Output::for_command(false);
     auto [store, run] = open_run_or_exit(a->state_dir, a->run);
     const auto events = events_or_exit(*store, run);
-    std::map<std::string, Replica> replicas;  // by name: replica order within a service
+    // By name: replica order within a service. States: starting, ready, restarting, stopped,
+    // failed, cancelled.
+    std::map<std::string, ServiceReplica> replicas;
     for (const auto& e : events) {
       if (e.kind != TaskKind::service) continue;
-      Replica& r = replicas[e.name];
+      ServiceReplica& r = replicas[e.name];
       r.name = e.name;
       if (e.state == TaskState::running) {
         if (e.detail.rfind(kReadyDetailPrefix, 0) == 0) {
@@ -70,24 +66,21 @@ void add_endpoints_command(CLI::App& app) {
         if (!list.empty()) list += ',';
         list += r.endpoint;
       }
+      std::vector<std::pair<std::string, std::string>> variables;
       for (const auto& [svc, list] : by_service) {
-        if (all_ready[svc]) std::printf("%s=%s\n", service_env_name(svc).c_str(), list.c_str());
+        if (all_ready[svc]) variables.emplace_back(service_env_name(svc), list);
       }
+      out.environment(variables);
       return;
     }
-    if (replicas.empty()) {
-      std::printf("run '%s' has no services\n", run.id.c_str());
-      return;
-    }
-    std::printf("%-28s %-32s %s\n", "SERVICE", "ENDPOINT", "STATE");
-    for (const auto& [name, r] : replicas) {
-      std::string state = r.state;
+    std::vector<ServiceReplica> shown;
+    for (auto& [name, r] : replicas) {
       // A run whose coordinator is gone has no live service, whatever its last event says.
-      if (!live && (state == "ready" || state == "starting" || state == "restarting"))
-        state = "gone (run " + std::string(to_string(effective_status(run))) + ")";
-      std::printf("%-28s %-32s %s\n", name.c_str(), r.endpoint.empty() ? "-" : r.endpoint.c_str(),
-                  state.c_str());
+      if (!live && (r.state == "ready" || r.state == "starting" || r.state == "restarting"))
+        r.state = "gone (run " + std::string(to_string(effective_status(run))) + ")";
+      shown.push_back(std::move(r));
     }
+    out.service_endpoints(run.id, shown);
   });
 }
 

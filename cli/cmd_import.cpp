@@ -1,9 +1,8 @@
 // chorus import wfcommons FILE.json -o wf.yaml: convert a WfCommons trace (WfFormat 1.5 or 1.4)
 // into a Chorus workflow whose tasks sleep their recorded runtimes.
-#include <cstdio>
-
 #include "cli/command.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/output.hpp"
 #include "workflows/wfcommons_export.hpp"
 #include "workflows/wfcommons_reader.hpp"
 
@@ -23,18 +22,18 @@ void add_import_command(CLI::App& app) {
   wf->add_option("file", a->file, "The WfCommons JSON instance")->required();
   wf->add_option("-o,--output", a->out, "The Chorus workflow YAML to write")->required();
   wf->callback([a] {
+    const Output out = Output::for_command(false);
     auto inst = read_wfcommons_file(a->file);
     if (!inst.ok()) {
-      print_error(inst.status().message());
+      out.error(inst.status().message());
       throw CLI::RuntimeError(kExitBadInput);
     }
     if (Status s = write_wfcommons_yaml(inst->graph, a->out); !s.ok()) {
-      print_error(s.message());
+      out.error(s.message());
       throw CLI::RuntimeError(kExitError);
     }
-    std::printf("%s: %zu tasks, %zu dependencies (WfFormat %s) -> %s\n", a->file.c_str(),
-                inst->graph.tasks.size(), inst->edge_count, inst->schema_version.c_str(),
-                a->out.c_str());
+    out.imported(
+        {a->file, inst->graph.tasks.size(), inst->edge_count, inst->schema_version, a->out});
   });
 }
 

@@ -17,7 +17,8 @@
 #include "adapters/slurm/srun_launcher.hpp"
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
-#include "cli/progress_printer.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/output.hpp"
 #include "cli/run_common.hpp"
 #include "cli/workflow_input.hpp"
 

@@ -4,14 +4,14 @@
 // (collected), and for the rest this says on which node and where it stayed.
 #include <unistd.h>
 
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/output/output.hpp"
 #include "core/text.hpp"
 #include "runtime/agent/log_fetch.hpp"
 #include "runtime/log_paths.hpp"
@@ -44,24 +44,24 @@ std::string node_of(StateStore& store, const std::string& run, TaskId task, std:
 
 // Fetches one stream of an attempt whose output its node kept, from the live run. Returns false
 // when it could not be shown.
-bool fetch_node_local(const std::string& task, unsigned attempt, const std::string& stream,
-                      const std::string& node, const std::string& path, const std::string& control,
-                      std::ostream& out) {
+bool fetch_node_local(const Output& out, const std::string& task, unsigned attempt,
+                      const std::string& stream, const std::string& node, const std::string& path,
+                      const std::string& control, std::ostream& to) {
   if (control.empty()) {
-    print_error("task '" + task + "' attempt " + std::to_string(attempt) + ": its " + stream +
-                " stayed on node " + node + " in " + path +
-                "; the run's coordinator has no control socket (its key folder path is too long "
-                "for a Unix socket), so chorus cannot fetch it");
+    out.error("task '" + task + "' attempt " + std::to_string(attempt) + ": its " + stream +
+              " stayed on node " + node + " in " + path +
+              "; the run's coordinator has no control socket (its key folder path is too long "
+              "for a Unix socket), so chorus cannot fetch it");
     return false;
   }
   Status s = fetch_node_file(control, node, path, [&](std::string_view piece) {
-    out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    to.write(piece.data(), static_cast<std::streamsize>(piece.size()));
   });
-  out.flush();
+  to.flush();
   // A stream the task never wrote to has no file: empty output, as for shared output.
   if (s.ok() || s.code() == ErrorCode::not_found) return true;
-  print_error("cannot fetch the " + stream + " of task '" + task + "' attempt " +
-              std::to_string(attempt) + " from node " + node + ": " + s.message());
+  out.error("cannot fetch the " + stream + " of task '" + task + "' attempt " +
+            std::to_string(attempt) + " from node " + node + ": " + s.message());
   return false;
 }
 
@@ -83,6 +83,9 @@ void add_logs_command(CLI::App& app) {
   cmd->add_flag("--stdout", a->only_out, "Only stdout");
   cmd->add_flag("--stderr", a->only_err, "Only stderr");
   cmd->callback([a] {
+    // The task's own output is copied byte for byte (not a result Output formats); what went
+    // wrong goes through Output.
+    const Output out = Output::for_command(false);
     auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
     const RunInfo* run = &run_info;
     auto state = replay_or_exit(*store, run_info);
@@ -93,19 +96,19 @@ void add_logs_command(CLI::App& app) {
       names.push_back(t.name);
     }
     if (record == nullptr) {
-      print_error("run '" + run->id + "' has no started task '" + a->task + "'" +
-                  did_you_mean(a->task, names));
+      out.error("run '" + run->id + "' has no started task '" + a->task + "'" +
+                did_you_mean(a->task, names));
       throw CLI::RuntimeError(kExitBadInput);
     }
     unsigned attempt = a->attempt > 0 ? a->attempt : record->attempt;
     if (attempt == 0 || attempt > record->attempt) {
-      print_error("task '" + record->name + "' has attempts 1 to " +
-                  std::to_string(record->attempt) + ", not " + std::to_string(attempt));
+      out.error("task '" + record->name + "' has attempts 1 to " + std::to_string(record->attempt) +
+                ", not " + std::to_string(attempt));
       throw CLI::RuntimeError(kExitBadInput);
     }
     std::string dir = run_log_dir(resolve_state_dir(a->state_dir), run->id);
-    std::string out = log_path(dir, record->name, attempt, "out");
-    std::string err = log_path(dir, record->name, attempt, "err");
+    std::string out_path = log_path(dir, record->name, attempt, "out");
+    std::string err_path = log_path(dir, record->name, attempt, "err");
     auto node_logs = read_node_logs(dir);
     std::string node;
     std::string node_dir;
@@ -125,22 +128,22 @@ void add_logs_command(CLI::App& app) {
         stayed += (stayed.empty() ? "" : ", ") + file;
         return;
       }
-      all_shown &= fetch_node_local(record->name, attempt, stream, node, node_dir + "/" + file,
+      all_shown &= fetch_node_local(out, record->name, attempt, stream, node, node_dir + "/" + file,
                                     node_logs->control_endpoint, to);
     };
-    if (!a->only_err) show(out, "stdout", std::cout);
-    if (!a->only_out) show(err, "stderr", std::cerr);
+    if (!a->only_err) show(out_path, "stdout", std::cout);
+    if (!a->only_out) show(err_path, "stderr", std::cerr);
     if (!stayed.empty()) {
       bool elsewhere = run->status == RunStatus::running && run->host != this_host();
-      print_error("task '" + record->name + "' attempt " + std::to_string(attempt) +
-                  ": its output stayed on node " + node + " in " + node_dir + "/ (" + stayed + ")" +
-                  (elsewhere
-                       ? "; the run's coordinator runs on host " + run->host +
-                             ": run chorus logs there to fetch it"
-                       : "; the run has ended, so its agents are gone and chorus cannot fetch it "
-                         "(only failed attempts' output is collected into the run folder): read "
-                         "it on " +
-                             node));
+      out.error("task '" + record->name + "' attempt " + std::to_string(attempt) +
+                ": its output stayed on node " + node + " in " + node_dir + "/ (" + stayed + ")" +
+                (elsewhere
+                     ? "; the run's coordinator runs on host " + run->host +
+                           ": run chorus logs there to fetch it"
+                     : "; the run has ended, so its agents are gone and chorus cannot fetch it "
+                       "(only failed attempts' output is collected into the run folder): read "
+                       "it on " +
+                           node));
       all_shown = false;
     }
     if (!all_shown) throw CLI::RuntimeError(kExitError);

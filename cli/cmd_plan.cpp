@@ -2,12 +2,10 @@
 // without running it, and print the assignment, its cost, makespan and the deadline check.
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <map>
-#include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
-#include "cli/json_text.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/output.hpp"
 #include "cli/workflow_input.hpp"
 #include "core/units.hpp"
 #include "schedulers/planners/graph_planner.hpp"
@@ -38,19 +36,6 @@ Result<std::size_t> parse_mss(const std::string& text, std::size_t tasks) {
     return invalid_argument("--mss: " + text + " is below 2 vertices, the smallest subworkflow");
   }
   return static_cast<std::size_t>(size);
-}
-
-// "type/machine/core" for HEFT's processor index.
-std::string processor_name(const Platform& p, int proc) {
-  int left = proc;
-  for (const auto& m : p.types) {
-    const int n = m.count * m.cores;
-    if (left < n) {
-      return m.name + "/" + std::to_string(left / m.cores) + "/" + std::to_string(left % m.cores);
-    }
-    left -= n;
-  }
-  return "?";
 }
 
 Result<WorkflowGraph> load_graph(const std::string& file) {
@@ -108,8 +93,9 @@ void add_plan_command(CLI::App& app) {
                 "SPWD: skip the deadline refinement (with --no-reclaim: the paper's algorithm "
                 "exactly)");
   cmd->callback([a] {
-    auto fail = [](const Status& s) {
-      print_error(s.message());
+    const Output out = Output::for_command(a->json);
+    auto fail = [&out](const Status& s) {
+      out.error(s.message());
       throw CLI::RuntimeError(exit_code_for(s));
     };
     auto graph = load_graph(a->file);
@@ -139,97 +125,8 @@ void add_plan_command(CLI::App& app) {
     const double solve_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!plan.ok()) fail(plan.status());
-    const Platform& p = *platform;
-    const Plan& pl = *plan;
-    std::map<std::string, std::size_t> used;
-    for (std::size_t t : pl.type) ++used[p.types[t].name];
-
-    if (a->json) {
-      nlohmann::ordered_json j;
-      j["workflow"] = graph->name;
-      j["file"] = a->file;
-      j["planner"] = pl.planner;
-      j["platform"] = p.name;
-      j["tasks"] = graph->tasks.size();
-      j["cost"] = pl.cost;
-      j["makespan_s"] = pl.makespan_s;
-      j["deadline_s"] = pl.deadline_s;
-      j["deadline_met"] = pl.deadline_met;
-      j["solve_s"] = solve_s;
-      j["fastest_makespan_s"] = fastest_makespan(*graph, p);
-      if (pl.planner == "spwd") j["mss"] = opt.max_subgraph_size;
-      nlohmann::ordered_json stats;
-      stats["solver"] = pl.stats.solver;
-      stats["status"] = pl.stats.status;
-      stats["gap"] = pl.stats.gap;
-      stats["nodes"] = pl.stats.nodes;
-      stats["solves"] = pl.stats.solves;
-      if (!pl.stats.formulation.empty()) stats["formulation"] = pl.stats.formulation;
-      if (pl.planner == "milp") stats["bound"] = pl.stats.bound;
-      if (pl.planner == "spwd") {
-        stats["pieces"] = pl.stats.pieces;
-        stats["max_piece_size"] = pl.stats.max_piece_size;
-        stats["sp_vertices"] = pl.stats.sp_vertices;
-        stats["sp_edges"] = pl.stats.sp_edges;
-        stats["synthetic_vertices"] = pl.stats.synthetic_vertices;
-        stats["substitute_vertices"] = pl.stats.substitute_vertices;
-        stats["infeasible_pieces"] = pl.stats.infeasible_pieces;
-        stats["merged_cost"] = pl.stats.merged_cost;
-        stats["reclaim_moves"] = pl.stats.reclaim_moves;
-        if (opt.reclaim_slack) stats["reclaim_cost"] = pl.stats.reclaim_cost;
-        if (opt.refine_deadlines) {
-          stats["refined_cost"] = pl.stats.refined_cost;
-          stats["refine_solves"] = pl.stats.refine_solves;
-        }
-        stats["chosen"] = pl.stats.chosen;
-      }
-      j["stats"] = stats;
-      j["types_used"] = used;
-      nlohmann::ordered_json assignment = nlohmann::ordered_json::object();
-      nlohmann::ordered_json nodes = nlohmann::ordered_json::object();
-      for (const auto& t : graph->tasks) {
-        assignment[t.name] = p.types[pl.type[t.id]].name;
-        if (!pl.processor.empty()) nodes[t.name] = processor_name(p, pl.processor[t.id]);
-      }
-      j["assignment"] = assignment;
-      if (!pl.processor.empty()) j["nodes"] = nodes;
-      std::printf("%s\n", json_text(j, 2).c_str());
-      return;
-    }
-    std::printf("workflow   %s (%zu tasks) on platform %s, planner %s\n", graph->name.c_str(),
-                graph->tasks.size(), p.name.c_str(), pl.planner.c_str());
-    std::printf("cost       %.2f\n", pl.cost);
-    std::printf("makespan   %s (deadline %s: %s)\n", format_seconds(pl.makespan_s).c_str(),
-                format_seconds(pl.deadline_s).c_str(), pl.deadline_met ? "met" : "MISSED");
-    std::printf("solver     %s, %s, gap %.4g, %ld nodes, %zu solve(s), %.3f s\n",
-                pl.stats.solver.c_str(), pl.stats.status.c_str(), pl.stats.gap, pl.stats.nodes,
-                pl.stats.solves, solve_s);
-    if (pl.planner == "spwd") {
-      std::printf(
-          "spwd       mss %zu: %zu pieces (largest %zu), SP graph %zu vertices "
-          "(%zu synthetic, %zu substitutes), %zu edges\n",
-          opt.max_subgraph_size, pl.stats.pieces, pl.stats.max_piece_size, pl.stats.sp_vertices,
-          pl.stats.synthetic_vertices, pl.stats.substitute_vertices, pl.stats.sp_edges);
-      std::printf("           cost %.2f after the merge (the paper's SPWD)", pl.stats.merged_cost);
-      if (opt.reclaim_slack) std::printf(", %.2f with slack reclamation", pl.stats.reclaim_cost);
-      if (opt.refine_deadlines) {
-        std::printf(", %.2f with the deadline refinement (%zu more solves)", pl.stats.refined_cost,
-                    pl.stats.refine_solves);
-      }
-      std::printf("; plan: %s%s\n", pl.stats.chosen.c_str(),
-                  opt.reclaim_slack ? " + reclamation" : "");
-    }
-    std::printf("types     ");
-    for (const auto& [name, n] : used) std::printf(" %s:%zu", name.c_str(), n);
-    std::printf("\nassignment\n");
-    for (const auto& t : graph->tasks) {
-      std::printf("  %s -> %s", t.name.c_str(), p.types[pl.type[t.id]].name.c_str());
-      if (!pl.processor.empty()) {
-        std::printf(" (%s, %.3f..%.3f s)", processor_name(p, pl.processor[t.id]).c_str(),
-                    pl.start_s[t.id], pl.finish_s[t.id]);
-      }
-      std::printf("\n");
-    }
+    out.plan(
+        {*graph, a->file, *platform, *plan, opt, solve_s, fastest_makespan(*graph, *platform)});
   });
 }
 

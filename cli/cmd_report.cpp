@@ -2,14 +2,14 @@
 // attempt on its cores, utilization over time) built from the journal; prints the file's path.
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/output/output.hpp"
 #include "core/units.hpp"
 #include "runtime/report/html_report.hpp"
 
@@ -59,6 +59,7 @@ void add_report_command(CLI::App& app) {
                   "HTML file to write (default: <state>/runs/RUN/report.html)");
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
   cmd->callback([a] {
+    const Output out = Output::for_command(false);
     auto [store, run] = open_run_or_exit(a->state_dir, a->run);
     const auto events = events_or_exit(*store, run);
     run.status = effective_status(run);
@@ -68,17 +69,17 @@ void add_report_command(CLI::App& app) {
     options.end_time = run.status == RunStatus::running ? wall_seconds_now() : run.updated;
     const std::string html = render_html_report(run, events, options);
 
-    fs::path out = a->output.empty()
-                       ? fs::path(resolve_state_dir(a->state_dir)) / "runs" / run.id / "report.html"
-                       : fs::path(a->output);
+    fs::path path = a->output.empty() ? fs::path(resolve_state_dir(a->state_dir)) / "runs" /
+                                            run.id / "report.html"
+                                      : fs::path(a->output);
     std::error_code ec;
-    const fs::path absolute = fs::absolute(out, ec);
-    if (!ec) out = absolute;
-    if (Status s = write_file(out, html); !s.ok()) {
-      print_error(s.message());
+    const fs::path absolute = fs::absolute(path, ec);
+    if (!ec) path = absolute;
+    if (Status s = write_file(path, html); !s.ok()) {
+      out.error(s.message());
       throw CLI::RuntimeError(kExitError);
     }
-    std::printf("%s\n", out.string().c_str());
+    out.report_written(path.string());
   });
 }
 

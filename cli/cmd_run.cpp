@@ -3,8 +3,9 @@
 
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/live_plan.hpp"
-#include "cli/progress_printer.hpp"
+#include "cli/output/output.hpp"
 #include "cli/run_common.hpp"
 #include "cli/workflow_input.hpp"
 #include "core/node_info.hpp"

@@ -2,8 +2,6 @@
 // through queue policies in simulated time and print their metrics side by side.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -12,7 +10,8 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/output.hpp"
 #include "cli/workflow_workload.hpp"
 #include "core/runtime_partition.hpp"
 #include "core/text.hpp"
@@ -21,7 +20,6 @@
 #include "schedulers/queue/fair_queue.hpp"
 #include "schedulers/queue/ujf_queue.hpp"
 #include "schedulers/queue/uwfq_queue.hpp"
-#include "schedulers/sim/json_text.hpp"
 #include "schedulers/sim/metrics.hpp"
 #include "schedulers/sim/runtime_partitioning.hpp"
 #include "schedulers/sim/simulator.hpp"
@@ -193,6 +191,7 @@ Status check_partition_size(const sim::Workload& w, double target_s, const std::
 }
 
 void run_simulate(const Args& a) {
+  const Output out = Output::for_command(a.json);
   auto cluster = sim::parse_cluster(a.cluster);
   if (!cluster.ok()) fail(cluster.status());
   auto weights = parse_weights(a.weights);
@@ -207,10 +206,7 @@ void run_simulate(const Args& a) {
     if (!w->services.empty()) {
       std::string names;
       for (const auto& n : w->services) names += (names.empty() ? "" : ", ") + n;
-      std::fprintf(stderr,
-                   "chorus: services are not simulated (they hold their cores for the whole "
-                   "run): %s\n",
-                   names.c_str());
+      out.note("services are not simulated (they hold their cores for the whole run): " + names);
     }
   }
   std::optional<Duration> grace;
@@ -282,46 +278,20 @@ void run_simulate(const Args& a) {
     }
   }
 
-  if (a.json) {
-    std::string out = "{";
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (i) out += ",";
-      out += "\n  " + sim::json_quote(names[i]) + ": " +
-             sim::metrics_json(median_metrics(by_policy[names[i]]));
-    }
-    out += "\n}\n";
-    std::fputs(out.c_str(), stdout);
-    return;
-  }
-  std::printf("workload %s: %zu jobs, %zu tasks; cluster %s (%d cores); %d seed%s from %llu%s\n",
-              workload_name.c_str(), jobs, tasks, a.cluster.c_str(), cluster->total_cores(),
-              a.seeds, a.seeds == 1 ? "" : "s (medians)", static_cast<unsigned long long>(a.seed),
-              partition_s > 0 ? (", partitioned to " + a.partition).c_str() : "");
-  std::printf("%-10s %11s %11s %11s %11s %11s %9s %9s %6s %6s %10s\n", "policy", "small mean",
-              "small p90", "large mean", "p90", "worst10%", "slowdown", "large sd", "jain", "viol",
-              "makespan");
-  // NaN (no job of the class) prints as "-".
-  auto cell = [](double v, int width, const char* unit) {
-    char buf[32];
-    if (std::isnan(v)) {
-      std::snprintf(buf, sizeof buf, "%*s", width, "-");
-    } else {
-      std::snprintf(buf, sizeof buf, "%*.2f%s", width - static_cast<int>(std::strlen(unit)), v,
-                    unit);
-    }
-    return std::string(buf);
-  };
-  for (const auto& n : names) {
-    sim::Metrics m = median_metrics(by_policy[n]);
-    std::printf("%-10s %s %s %s %s %s %s %s %6.3f %6.3f %9.1fs\n", n.c_str(),
-                cell(m.small_mean_response_s, 11, "s").c_str(),
-                cell(m.small_p90_response_s, 11, "s").c_str(),
-                cell(m.large_mean_response_s, 11, "s").c_str(),
-                cell(m.p90_response_s, 11, "s").c_str(),
-                cell(m.worst10_response_s, 11, "s").c_str(), cell(m.mean_slowdown, 9, "").c_str(),
-                cell(m.large_mean_slowdown, 9, "").c_str(), m.jain_users,
-                m.deadline_violation_ratio, m.makespan_s);
-  }
+  SimulationTable table{workload_name,
+                        jobs,
+                        tasks,
+                        a.cluster,
+                        cluster->total_cores(),
+                        a.seeds,
+                        a.seed,
+                        partition_s > 0 ? a.partition : "",
+                        {}};
+  std::vector<sim::Metrics> medians;
+  medians.reserve(names.size());
+  for (const auto& n : names) medians.push_back(median_metrics(by_policy[n]));
+  for (std::size_t i = 0; i < names.size(); ++i) table.policies.emplace_back(names[i], &medians[i]);
+  out.simulation(table);
 }
 
 void add_simulate_command(CLI::App& app) {

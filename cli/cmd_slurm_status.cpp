@@ -1,7 +1,6 @@
 // chorus slurm-status [JOBID...]: the Slurm state of the given jobs, or of every job recorded in
 // <state>/submissions.json by `chorus submit --slurm`, with ONE controller query for all of them.
 #include <charconv>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,8 +8,9 @@
 #include "adapters/slurm/slurm_client.hpp"
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/json_text.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/output/output.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -61,17 +61,17 @@ void add_slurm_status_command(CLI::App& app) {
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
   cmd->add_flag("--json", a->json, "One JSON object per job and line");
   cmd->callback([a] {
+    const Output out = Output::for_command(a->json);
     std::vector<Recorded> jobs;
     if (a->jobs.empty()) {
       auto recorded = read_submissions(resolve_state_dir(a->state_dir));
       if (!recorded.ok()) {
-        print_error(recorded.status().message());
+        out.error(recorded.status().message());
         throw CLI::RuntimeError(kExitBadInput);
       }
       jobs = std::move(*recorded);
       if (jobs.empty()) {
-        std::printf("no Slurm jobs submitted from %s (chorus submit --slurm records them)\n",
-                    resolve_state_dir(a->state_dir).c_str());
+        out.no_slurm_jobs(resolve_state_dir(a->state_dir));
         return;
       }
     } else {
@@ -79,7 +79,7 @@ void add_slurm_status_command(CLI::App& app) {
         Recorded r;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), r.job_id);
         if (ec != std::errc{} || end != text.data() + text.size() || r.job_id == 0) {
-          print_error("'" + text + "' is not a Slurm job id (a positive number)");
+          out.error("'" + text + "' is not a Slurm job id (a positive number)");
           throw CLI::RuntimeError(kExitBadInput);
         }
         jobs.push_back(std::move(r));
@@ -91,38 +91,20 @@ void add_slurm_status_command(CLI::App& app) {
 
     auto client = SlurmClient::open();
     if (!client.ok()) {
-      print_error(client.status().message());
+      out.error(client.status().message());
       throw CLI::RuntimeError(kExitError);
     }
     auto states = (*client)->query(ids);
     if (!states.ok()) {
-      print_error(states.status().message());
+      out.error(states.status().message());
       throw CLI::RuntimeError(kExitError);
     }
-    if (!a->json)
-      std::printf("%-8s %-10s %-12s %-4s %s\n", "JOBID", "STATE", "NODES", "EXIT",
-                  "WORKFLOW / REASON");
+    std::vector<SlurmJobRow> rows;
+    rows.reserve(states->size());
     for (std::size_t i = 0; i < states->size(); ++i) {
-      const SlurmJobInfo& s = (*states)[i];
-      const Recorded& r = jobs[i];
-      std::string exit = !is_finished(s.state) ? "-"
-                         : s.exit_signal != 0  ? "sig" + std::to_string(s.exit_signal)
-                                               : std::to_string(s.exit_code);
-      if (a->json) {
-        nlohmann::json line = {
-            {"job_id", s.job_id}, {"state", to_string(s.state)}, {"nodes", s.nodes},
-            {"reason", s.reason}, {"exit_code", s.exit_code},    {"exit_signal", s.exit_signal},
-            {"name", s.name},     {"workflow", r.workflow},      {"submitted_at", r.submitted_at}};
-        std::printf("%s\n", json_text(line).c_str());
-        continue;
-      }
-      std::string detail = r.workflow;
-      if (!s.reason.empty() && s.reason != "None") {
-        detail += (detail.empty() ? "" : " — ") + s.reason;
-      }
-      std::printf("%-8u %-10s %-12s %-4s %s\n", s.job_id, to_string(s.state),
-                  s.nodes.empty() ? "-" : s.nodes.c_str(), exit.c_str(), detail.c_str());
+      rows.push_back({(*states)[i], jobs[i].workflow, jobs[i].submitted_at});
     }
+    out.slurm_jobs(rows);
   });
 }
 

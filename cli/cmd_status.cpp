@@ -1,26 +1,14 @@
 // chorus status [RUN]: a run's state from the journal (default: the latest run).
 // --nodes: the run's nodes, their capacities, what runs on each and what ran there.
-#include <array>
-#include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 
+#include "api/run_workflow.hpp"
 #include "cli/command.hpp"
 #include "cli/journal_access.hpp"
-#include "cli/json_text.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/output/output.hpp"
 
 namespace chorus::cli {
 namespace {
-
-// What the journal says about one node of a run.
-struct NodeUse {
-  NodeInfo info;
-  std::vector<std::string> running;  // tasks whose current attempt runs there
-  int busy_cores = 0;
-  int attempts = 0;  // attempts started there
-  int failed = 0;    // attempts that failed there (lost with the node included)
-};
 
 std::vector<NodeUse> node_use(StateStore& store, const RunInfo& run, const RunState& state) {
   std::vector<NodeUse> nodes;
@@ -80,99 +68,17 @@ void add_status_command(CLI::App& app) {
   cmd->add_flag("--nodes", a->nodes,
                 "List the run's nodes: capacity, what runs on each, attempts and failures there");
   cmd->callback([a] {
-    auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
-    const RunInfo* run = &run_info;
-    auto state = replay_or_exit(*store, run_info);
-    std::array<std::int64_t, 7> counts{};
-    for (const auto& t : state.tasks) ++counts[static_cast<std::size_t>(t.state)];
+    const Output out = Output::for_command(a->json);
+    auto [store, run] = open_run_or_exit(a->state_dir, a->run);
+    auto state = replay_or_exit(*store, run);
+    RunStatusReport report{run, effective_status(run), 0, {}, 0, state.tasks, a->all, {}};
+    for (const auto& t : state.tasks) ++report.counts[static_cast<std::size_t>(t.state)];
     std::int64_t seen = static_cast<std::int64_t>(state.tasks.size());
-    std::int64_t not_started = std::max<std::int64_t>(0, run->total_tasks - seen);
-    RunStatus status = effective_status(*run);
-    double end = status == RunStatus::running ? wall_seconds_now() : run->updated;
-
-    if (a->json) {
-      nlohmann::json j{{"run", run->id},
-                       {"workflow", run->workflow_name},
-                       {"file", run->workflow_path},
-                       {"status", to_string(status)},
-                       {"created", run->created},
-                       {"updated", run->updated},
-                       {"total", run->total_tasks},
-                       {"not_started", not_started}};
-      for (auto s : {TaskState::running, TaskState::succeeded, TaskState::failed,
-                     TaskState::cancelled, TaskState::timed_out}) {
-        j[to_string(s)] = counts[static_cast<std::size_t>(s)];
-      }
-      nlohmann::json tasks = nlohmann::json::array();
-      for (const auto& t : state.tasks) {
-        if (!a->all && t.state != TaskState::failed && t.state != TaskState::timed_out) continue;
-        tasks.push_back({{"task", t.name},
-                         {"state", to_string(t.state)},
-                         {"attempt", t.attempt},
-                         {"exit_code", t.exit_code},
-                         {"detail", t.detail}});
-      }
-      j["tasks"] = tasks;
-      if (a->nodes) {
-        nlohmann::json jn = nlohmann::json::array();
-        for (const auto& n : node_use(*store, *run, state)) {
-          jn.push_back({{"node", n.info.name},
-                        {"cores", n.info.capacity.cores},
-                        {"memory_mb", n.info.capacity.memory_mb},
-                        {"gpus", n.info.capacity.gpus},
-                        {"running", n.running},
-                        {"busy_cores", n.busy_cores},
-                        {"attempts", n.attempts},
-                        {"failed", n.failed}});
-        }
-        j["nodes"] = jn;
-      }
-      std::printf("%s\n", json_text(j, 2).c_str());
-      return;
-    }
-    std::printf("run       %s (%s)\n", run->id.c_str(), to_string(status));
-    std::printf("workflow  %s%s%s\n", run->workflow_name.c_str(),
-                run->workflow_path.empty() ? "" : "  ", run->workflow_path.c_str());
-    std::printf("started   %s, %s elapsed\n", format_time(run->created).c_str(),
-                format_duration(
-                    std::chrono::nanoseconds(static_cast<std::int64_t>((end - run->created) * 1e9)))
-                    .c_str());
-    std::printf(
-        "tasks     %lld total: %lld succeeded, %lld running, %lld failed, %lld timed out, "
-        "%lld cancelled, %lld not started\n",
-        static_cast<long long>(run->total_tasks),
-        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::succeeded)]),
-        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::running)]),
-        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::failed)]),
-        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::timed_out)]),
-        static_cast<long long>(counts[static_cast<std::size_t>(TaskState::cancelled)]),
-        static_cast<long long>(not_started));
-    for (const auto& t : state.tasks) {
-      bool bad = t.state == TaskState::failed || t.state == TaskState::timed_out;
-      if (!a->all && !bad) continue;
-      const std::string attempt =
-          t.attempt == 0 ? "not started" : "attempt " + std::to_string(t.attempt);
-      std::printf("  %-10s %s (%s)%s%s\n", to_string(t.state), t.name.c_str(), attempt.c_str(),
-                  t.detail.empty() ? "" : ": ", t.detail.c_str());
-    }
-    if (a->nodes) {
-      auto nodes = node_use(*store, *run, state);
-      std::printf("nodes     %zu\n", nodes.size());
-      for (const auto& n : nodes) {
-        std::string running;
-        for (std::size_t i = 0; i < n.running.size() && i < 8; ++i) {
-          running += (i == 0 ? ": " : ", ") + n.running[i];
-        }
-        if (n.running.size() > 8) running += ", ...";
-        std::printf("  %-12s %-24s %d/%d cores busy, %zu running%s; %d attempts, %d failed\n",
-                    n.info.name.c_str(), to_string(n.info.capacity).c_str(), n.busy_cores,
-                    n.info.capacity.cores, n.running.size(), running.c_str(), n.attempts, n.failed);
-      }
-    }
-    if (status == RunStatus::interrupted || status == RunStatus::failed ||
-        status == RunStatus::cancelled) {
-      std::printf("resume with: chorus run --resume %s\n", run->id.c_str());
-    }
+    report.not_started = std::max<std::int64_t>(0, run.total_tasks - seen);
+    double end = report.status == RunStatus::running ? wall_seconds_now() : run.updated;
+    report.elapsed_s = end - run.created;
+    if (a->nodes) report.nodes = node_use(*store, run, state);
+    out.run_status(report);
   });
 }
 

@@ -23,7 +23,9 @@
 #include "adapters/slurm/slurm_client.hpp"
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/json_text.hpp"
+#include "cli/output/output.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -119,19 +121,20 @@ Status record_submission(const std::string& state_dir, const nlohmann::json& rec
 }
 
 int submit_command(const SubmitArgs& a) {
+  const Output out = Output::for_command(false);
   if (!a.slurm) {
-    print_error("chorus submit needs a target: --slurm (the only one so far)");
+    out.error("chorus submit needs a target: --slurm (the only one so far)");
     return kExitBadInput;
   }
   if (a.nodes < 1) {
-    print_error("-N/--nodes must be at least 1, got " + std::to_string(a.nodes));
+    out.error("-N/--nodes must be at least 1, got " + std::to_string(a.nodes));
     return kExitBadInput;
   }
   // Check the workflow here, not minutes later on a compute node. The login node is not where
   // it runs, so its size does not limit the tasks (oversubscribe).
   auto graph = load_workflow_for_cli(a.file, /*oversubscribe=*/true);
   if (!graph.ok()) {
-    print_error(graph.status().message());
+    out.error(graph.status().message());
     return kExitBadInput;
   }
   BatchJobRequest request;
@@ -139,7 +142,7 @@ int submit_command(const SubmitArgs& a) {
   if (!a.time_limit.empty()) {
     auto minutes = parse_slurm_time_limit(a.time_limit);
     if (!minutes.ok()) {
-      print_error("-t/--time: " + minutes.status().message());
+      out.error("-t/--time: " + minutes.status().message());
       return kExitBadInput;
     }
     request.time_limit_minutes = *minutes;
@@ -174,12 +177,12 @@ int submit_command(const SubmitArgs& a) {
 
   auto client = SlurmClient::open();
   if (!client.ok()) {
-    print_error(client.status().message());
+    out.error(client.status().message());
     return kExitError;
   }
   auto job = (*client)->submit_batch(request);
   if (!job.ok()) {
-    print_error(job.status().message());
+    out.error(job.status().message());
     return job.status().code() == ErrorCode::invalid_argument ? kExitBadInput : kExitError;
   }
 
@@ -193,16 +196,11 @@ int submit_command(const SubmitArgs& a) {
                            {"job_name", request.job_name},
                            {"output", expand_job_id(request.stdout_path, *job)}};
   Status recorded = record_submission(state_dir, record);
-  if (a.parsable) {
-    std::printf("%u\n", *job);
-  } else {
-    std::printf("Submitted batch job %u\n", *job);
-  }
-  std::fflush(stdout);
+  out.submitted(*job, a.parsable);
   if (!recorded.ok()) {
     // The job runs anyway: say so, so the user does not submit it twice.
-    print_error("job " + std::to_string(*job) +
-                " was submitted but not recorded: " + recorded.message());
+    out.error("job " + std::to_string(*job) +
+              " was submitted but not recorded: " + recorded.message());
     return kExitError;
   }
   return kExitOk;

@@ -1,8 +1,8 @@
 // chorus validate FILE: read and check a workflow without running it.
-#include <cstdio>
-
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/live_plan.hpp"
+#include "cli/output/output.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -19,20 +19,20 @@ void add_validate_command(CLI::App& app) {
   cmd->add_flag("--oversubscribe", args->oversubscribe,
                 "Accept tasks that need more cores than this machine has");
   cmd->callback([args] {
+    const Output out = Output::for_command(false);
     auto graph = load_workflow_for_cli(args->file, args->oversubscribe);
     if (!graph.ok()) {
-      print_error(graph.status().message());
+      out.error(graph.status().message());
       throw CLI::RuntimeError(kExitBadInput);
     }
     // A planner (`scheduler: {planner: ...}`) needs every task's runtime, as `chorus run` does.
     if (Status st = check_plan_estimates(*graph, args->file); !st.ok()) {
-      print_error(st.message());
+      out.error(st.message());
       throw CLI::RuntimeError(kExitBadInput);
     }
-    std::size_t edges = 0;
-    for (const auto& t : graph->tasks) edges += t.after.size();
-    std::printf("%s: ok — workflow '%s', %zu tasks, %zu dependencies\n", args->file.c_str(),
-                graph->name.c_str(), graph->tasks.size(), edges);
+    ValidationReport report{args->file, graph->name, graph->tasks.size(), 0};
+    for (const auto& t : graph->tasks) report.dependencies += t.after.size();
+    out.validation(report);
   });
 }
 

@@ -1,12 +1,11 @@
 #include "cli/journal_access.hpp"
 
-#include <ctime>
+#include <CLI/CLI.hpp>
 #include <filesystem>
 
-#include <CLI/CLI.hpp>
-
 #include "api/run_workflow.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/output.hpp"
 
 namespace chorus::cli {
 
@@ -56,15 +55,6 @@ std::vector<EventRecord> events_or_exit(StateStore& store, const RunInfo& run) {
 RunStatus effective_status(const RunInfo& run) {
   if (run.status == RunStatus::running && !coordinator_alive(run)) return RunStatus::interrupted;
   return run.status;
-}
-
-std::string format_time(double wall_seconds) {
-  std::time_t t = static_cast<std::time_t>(wall_seconds);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
 }
 
 }  // namespace chorus::cli

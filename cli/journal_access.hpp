@@ -27,7 +27,4 @@ std::vector<EventRecord> events_or_exit(StateStore& store, const RunInfo& run);
 // "running", or "interrupted" when the run says running but its coordinator is gone.
 RunStatus effective_status(const RunInfo& run);
 
-// "2026-11-30 08:45:12" (local time).
-std::string format_time(double wall_seconds);
-
 }  // namespace chorus::cli

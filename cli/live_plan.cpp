@@ -1,10 +1,10 @@
 #include "cli/live_plan.hpp"
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
 
+#include "cli/output/output.hpp"
 #include "cli/task_locations.hpp"
 #include "schedulers/placement/planned_placement.hpp"
 #include "schedulers/planners/graph_planner.hpp"
@@ -49,24 +49,11 @@ Result<std::unique_ptr<LivePlanSetup>> setup_live_plan(const WorkflowGraph& grap
   if (options.queue.empty()) options.queue = "plan-order";
   options.placement = "planned";
 
-  if (!quiet) {
-    const Plan& p = live->plan;
-    std::size_t covered = 0;
-    for (const auto& t : plan->tasks) covered += t.covered ? 1 : 0;
-    std::fprintf(stderr,
-                 "chorus: planned %zu of %zu tasks with %s onto %zu node%s: makespan %s "
-                 "(deadline %s: %s)\n",
-                 covered, graph.tasks.size(), p.planner.c_str(), nodes.size(),
-                 nodes.size() == 1 ? "" : "s", format_seconds(p.makespan_s).c_str(),
-                 format_seconds(p.deadline_s).c_str(), p.deadline_met ? "met" : "MISSED");
-    if (!live->too_wide.empty()) {
-      std::fprintf(stderr,
-                   "chorus: %zu task%s (first '%s') need more than the node %s planned them on "
-                   "holds; they may run on any node\n",
-                   live->too_wide.size(), live->too_wide.size() == 1 ? "" : "s",
-                   live->too_wide.front().c_str(), p.planner.c_str());
-    }
-  }
+  std::size_t covered = 0;
+  for (const auto& t : plan->tasks) covered += t.covered ? 1 : 0;
+  // quiet: the run prints JSON, where this summary has no place.
+  Output::for_command(quiet).live_plan(
+      {live->plan, covered, graph.tasks.size(), nodes.size(), live->too_wide});
   return setup;
 }
 

@@ -6,7 +6,8 @@
 #include <new>
 
 #include "cli/command.hpp"
-#include "cli/workflow_input.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/output.hpp"
 #include "core/text.hpp"
 
 namespace chorus {
@@ -25,8 +26,9 @@ int main(int argc, char** argv) {
   // A mistyped command reads better as that than as CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-' &&
       std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-    std::fprintf(stderr, "chorus: unknown command '%s'%s; commands: %s\n", argv[1],
-                 chorus::did_you_mean(argv[1], names).c_str(), chorus::join(names).c_str());
+    chorus::cli::print_error(std::string("unknown command '") + argv[1] + "'" +
+                             chorus::did_you_mean(argv[1], names) +
+                             "; commands: " + chorus::join(names));
     return chorus::cli::kExitBadInput;
   }
   // No exception leaves main as an abort. Expected failures travel as Status and never get here;

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/workflow_input.hpp"
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/live_node_placement.hpp"
 
@@ -105,44 +104,19 @@ void handle_interrupts(CancelToken* cancel) {
 namespace {
 
 // Prints the summary (unless json) and returns the exit status.
-int finish_run(const Result<RunOutcome>& outcome, OutputMode mode, const std::string& command) {
+int finish_run(const Result<RunOutcome>& outcome, const Output& out, const std::string& command) {
   if (!outcome.ok()) {
-    print_error(outcome.status().message());
+    out.error(outcome.status().message());
     return outcome.status().code() == ErrorCode::invalid_argument ? kExitBadInput : kExitError;
   }
   const auto& s = outcome->summary;
-  const auto& p = s.progress;
-  if (mode != OutputMode::json) {
-    double ran = static_cast<double>(p.done() - p.skipped);
-    std::fprintf(
-        stderr,
-        "%s: %s — %lld tasks: %lld succeeded%s, %lld failed, %lld cancelled in %s (%.1f tasks/s)\n",
-        outcome->run.id.c_str(), to_string(s.status), static_cast<long long>(p.total),
-        static_cast<long long>(p.succeeded),
-        p.skipped > 0 ? (" (" + std::to_string(p.skipped) + " from earlier sessions)").c_str() : "",
-        static_cast<long long>(p.failed), static_cast<long long>(p.cancelled),
-        format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(p.elapsed_s * 1e9)))
-            .c_str(),
-        p.elapsed_s > 0 ? ran / p.elapsed_s : 0.0);
-    std::size_t shown = 0;
-    for (const auto& f : s.failures) {
-      if (++shown > 10) {
-        std::fprintf(stderr, "... and %zu more failed tasks (chorus status %s)\n",
-                     s.failures.size() - 10, outcome->run.id.c_str());
-        break;
-      }
-      std::fprintf(stderr, "\n%s %s: %s\n", f.name.c_str(), to_string(f.state), f.message.c_str());
-      if (!f.stderr_path.empty()) {
-        std::string tail = tail_of(f.stderr_path, 10);
-        if (!tail.empty()) std::fprintf(stderr, "  stderr (last lines):\n%s\n", tail.c_str());
-        std::fprintf(stderr, "  full output: chorus logs %s '%s'\n", outcome->run.id.c_str(),
-                     f.name.c_str());
-      }
+  if (!out.json()) {
+    RunReport report{*outcome, command, {}};
+    for (std::size_t i = 0; i < s.failures.size() && i < Output::kShownFailures; ++i) {
+      const std::string& path = s.failures[i].stderr_path;
+      report.stderr_tails.push_back(path.empty() ? std::string() : tail_of(path, 10));
     }
-    if (s.status == RunStatus::cancelled || s.status == RunStatus::failed) {
-      std::fprintf(stderr, "resume with: %s --resume %s\n", command.c_str(),
-                   outcome->run.id.c_str());
-    }
+    out.run_summary(report);
   }
   switch (s.status) {
     case RunStatus::succeeded:
@@ -273,9 +247,9 @@ int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& 
       return *stop;
     }
   }
-  const OutputMode mode = pick_output_mode(a.json);
+  const Output out = Output::for_command(a.json);
   // Labelled with the run id once the run is registered (RunObserver::on_run_started).
-  ProgressPrinter printer(mode, a.resume.empty() ? graph.name : a.resume);
+  ProgressPrinter printer(out, a.resume.empty() ? graph.name : a.resume);
   options.state_dir = a.state_dir;
   options.resume_run = a.resume;
   options.fail_fast = a.fail_fast;
@@ -288,7 +262,7 @@ int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& 
     agents.launcher.reset();  // tells the agents to exit
     if (starter != nullptr && starter->finish) starter->finish();
   }
-  return finish_run(outcome, mode, command);
+  return finish_run(outcome, out, command);
 }
 
 void add_common_run_options(CLI::App* cmd, const std::shared_ptr<CommonRunArgs>& a) {

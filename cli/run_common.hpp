@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "api/run_workflow.hpp"
-#include "cli/progress_printer.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/output/progress_printer.hpp"
 
 namespace chorus::cli {
 

@@ -1,7 +1,6 @@
 #include "cli/workflow_input.hpp"
 
 #include <climits>
-#include <cstdio>
 #include <filesystem>
 
 #include "core/node_info.hpp"
@@ -71,11 +70,5 @@ Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions opt
   return graph;
 }
 }  // namespace
-
-void print_error(const std::string& message) {
-  // Diagnostics already start with "path:line:col:"; other messages get the program's name.
-  bool located = message.find(": ") != std::string::npos && message.find(':') < message.find(' ');
-  std::fprintf(stderr, "%s%s\n", located ? "" : "chorus: ", message.c_str());
-}
 
 }  // namespace chorus::cli

@@ -1,5 +1,6 @@
 // Reading a workflow file the way every subcommand does: relative paths against the cwd, the
-// local machine as the largest node (unless oversubscribing).
+// local machine as the largest node (unless oversubscribing). Exit statuses: cli/exit_status.hpp;
+// errors and results are printed through cli/output/output.hpp.
 #pragma once
 
 #include <string>
@@ -17,15 +18,5 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resou
 // The same, judged against the nodes of an allocation (MPI tasks may spread over them).
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
                                             const std::vector<NodeInfo>& nodes);
-
-// Prints an error to stderr as "chorus: <message>" (multi-line diagnostics stay as they are).
-void print_error(const std::string& message);
-
-// Exit statuses of the chorus command.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitTasksFailed = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitError = 3;
-inline constexpr int kExitCancelled = 130;
 
 }  // namespace chorus::cli

@@ -1,34 +1,22 @@
-#include "cli/progress_printer.hpp"
+#include "cli/output/progress_printer.hpp"
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <cstring>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "cli/json_text.hpp"
 #include "core/units.hpp"
 
 namespace chorus::cli {
 
-OutputMode pick_output_mode(bool json) {
-  if (json) return OutputMode::json;
-  const char* term = std::getenv("TERM");
-  bool dumb = term != nullptr && std::strcmp(term, "dumb") == 0;
-  return isatty(STDERR_FILENO) && !dumb ? OutputMode::terminal : OutputMode::plain;
-}
-
-ProgressPrinter::ProgressPrinter(OutputMode mode, std::string run_id)
-    : mode_(mode), run_id_(std::move(run_id)) {}
+ProgressPrinter::ProgressPrinter(const Output& out, std::string run_id)
+    : out_(out), mode_(out.mode()), run_id_(std::move(run_id)) {}
 
 void ProgressPrinter::on_run_started(const std::string& run_id) {
   run_id_ = run_id;
   if (mode_ == OutputMode::json) {
-    std::string line = json_text(nlohmann::json{{"event", "run"}, {"run", run_id_}}) + "\n";
-    std::fwrite(line.data(), 1, line.size(), stdout);
-    std::fflush(stdout);
+    out_.json_line(nlohmann::json{{"event", "run"}, {"run", run_id_}});
+    out_.flush();
   } else {
-    std::fprintf(stderr, "%s: started (journal: chorus status %s)\n", run_id_.c_str(),
+    std::fprintf(out_.err(), "%s: started (journal: chorus status %s)\n", run_id_.c_str(),
                  run_id_.c_str());
   }
 }
@@ -40,24 +28,22 @@ void ProgressPrinter::on_event(const TaskSpec& task, const TaskEvent& e) {
                      {"attempt", e.attempt}, {"time", e.time}};
     if (is_terminal(e.state) || e.state == TaskState::failed) j["exit_code"] = e.exit_code;
     if (!e.detail.empty()) j["detail"] = e.detail;
-    std::string line = json_text(j);
-    line += '\n';
-    std::fwrite(line.data(), 1, line.size(), stdout);
+    out_.json_line(j);  // flushed with its batch, in on_events_done
     return;
   }
   // Failures are worth a line of their own in both human modes; other events only feed the counts.
   if (e.state == TaskState::failed || e.state == TaskState::timed_out) {
-    if (line_open_) std::fputs("\r\x1b[K", stderr);
+    if (line_open_) std::fputs("\r\x1b[K", out_.err());
     const std::string attempt =
         e.attempt == 0 ? "not started" : "attempt " + std::to_string(e.attempt);
-    std::fprintf(stderr, "task '%s' %s (%s): %s\n", task.name.c_str(), to_string(e.state),
+    std::fprintf(out_.err(), "task '%s' %s (%s): %s\n", task.name.c_str(), to_string(e.state),
                  attempt.c_str(), e.detail.c_str());
     line_open_ = false;
   }
 }
 
 void ProgressPrinter::on_events_done() {
-  if (mode_ == OutputMode::json) std::fflush(stdout);
+  if (mode_ == OutputMode::json) out_.flush();
 }
 
 void ProgressPrinter::on_progress(const Progress& p, bool final) {
@@ -67,10 +53,8 @@ void ProgressPrinter::on_progress(const Progress& p, bool final) {
                      {"total", p.total},     {"succeeded", p.succeeded},
                      {"failed", p.failed},   {"cancelled", p.cancelled},
                      {"skipped", p.skipped}, {"elapsed_s", p.elapsed_s}};
-    std::string line = json_text(j);
-    line += '\n';
-    std::fwrite(line.data(), 1, line.size(), stdout);
-    std::fflush(stdout);
+    out_.json_line(j);
+    out_.flush();
     return;
   }
   if (mode_ == OutputMode::plain && !final && p.elapsed_s - last_plain_ < 2.0) return;
@@ -96,13 +80,13 @@ void ProgressPrinter::print_line(const Progress& p, bool final) {
                 static_cast<long long>(p.running), static_cast<long long>(p.failed),
                 p.cancelling ? " | cancelling" : "", rate, eta, "");
   if (mode_ == OutputMode::terminal) {
-    std::fprintf(stderr, "\r\x1b[K%s", line);
+    std::fprintf(out_.err(), "\r\x1b[K%s", line);
     line_open_ = !final;
-    if (final) std::fputc('\n', stderr);
+    if (final) std::fputc('\n', out_.err());
   } else if (!final) {
-    std::fprintf(stderr, "%s\n", line);
+    std::fprintf(out_.err(), "%s\n", line);
   }
-  std::fflush(stderr);
+  std::fflush(out_.err());
 }
 
 }  // namespace chorus::cli

@@ -1,19 +1,18 @@
-// ProgressPrinter: the one output layer of `chorus run` — a live line on a terminal, plain lines
-// otherwise, or one JSON object per line with --json.
+// ProgressPrinter: the live output of `chorus run` / `chorus launch`, through its Output — a
+// progress line on a terminal, plain lines every 2 s otherwise (both on stderr), or one JSON
+// object per event and line on stdout with --json.
 #pragma once
 
-#include <cstdio>
 #include <string>
 
+#include "cli/output/output.hpp"
 #include "runtime/run_observer.hpp"
 
 namespace chorus::cli {
 
-enum class OutputMode { terminal, plain, json };
-
 class ProgressPrinter final : public RunObserver {
  public:
-  ProgressPrinter(OutputMode mode, std::string run_id);
+  ProgressPrinter(const Output& out, std::string run_id);
   void on_run_started(const std::string& run_id) override;
   void on_event(const TaskSpec& task, const TaskEvent& event) override;
   // --json: flushes stdout once per batch, so a consumer on a pipe sees each event as soon as its
@@ -25,13 +24,11 @@ class ProgressPrinter final : public RunObserver {
  private:
   void print_line(const Progress& p, bool final);
 
+  Output out_;
   OutputMode mode_;
   std::string run_id_;
   double last_plain_ = -1e9;
   bool line_open_ = false;  // a terminal progress line is on screen without a newline
 };
-
-// terminal when stderr is a TTY and TERM is not "dumb"; json when asked.
-OutputMode pick_output_mode(bool json);
 
 }  // namespace chorus::cli
