@@ -3,8 +3,9 @@
 //
 //   static const CommandRegistrar reg{"validate", add_validate_command};
 //
-// A subcommand reports failure by throwing CLI::RuntimeError(exit_code) from its callback after
-// printing its message to stderr; main() turns that into the exit status.
+// A subcommand prints through its Output (cli/output/output.hpp) and reports failure by throwing
+// CLI::RuntimeError(exit_code, cli/exit_status.hpp) from its callback after Output::error;
+// main() turns that into the exit status.
 #pragma once
 
 #include <CLI/CLI.hpp>
