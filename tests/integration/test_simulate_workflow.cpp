@@ -152,3 +152,24 @@ tasks:
       std::string::npos);
   CHECK(run.out.find("1 jobs, 1 tasks") != std::string::npos);
 }
+
+TEST_CASE("Integration.SimulateWorkflow.MpiTasksSpreadOverNodesAsLive") {
+  // 8 ranks on 2x4 nodes: spread over both (a live run's PlacementStep), not refused as one task
+  // of 8 cores; `pair` (4 ranks on exactly 2 nodes) runs first, beside prep.
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"Y(name: mpi
+tasks:
+  - {name: prep, command: [x], estimate: 1s}
+  - {name: solve, kind: mpi, ranks: 8, command: [x], estimate: 5s, after: [prep]}
+  - {name: pair, kind: mpi, ranks: 4, nodes: 2, command: [x], estimate: 2s}
+)Y");
+  const auto run = run_chorus({"simulate", "--workload", "wf.yaml", "--cluster", "2x4", "--queue",
+                               "fifo", "--records", "r.csv"},
+                              dir.path());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  auto jobs = read_records(read_file(dir / "r.csv"))["fifo"];
+  CHECK(jobs["pair"].start == doctest::Approx(0));
+  CHECK(jobs["solve"].start == doctest::Approx(2));  // waits for pair's ranks to leave
+  CHECK(jobs["solve"].finish == doctest::Approx(7));
+}
