@@ -173,3 +173,25 @@ tasks:
   CHECK(jobs["solve"].start == doctest::Approx(2));  // waits for pair's ranks to leave
   CHECK(jobs["solve"].finish == doctest::Approx(7));
 }
+
+TEST_CASE("Integration.SimulateWorkflow.KubernetesPlacementBaselinesByName") {
+  // least-allocated, balanced-allocation and kube-default: chosen by name in `chorus simulate
+  // --placement` and in a workflow's `scheduler: {placement: ...}` for a live run.
+  TempDir dir;
+  for (const std::string name : {"least-allocated", "balanced-allocation", "kube-default"}) {
+    CAPTURE(name);
+    write_file(dir / "wf.yaml", std::string("name: k\nscheduler: {placement: ") + name +
+                                    "}\ntasks:\n  - {name: a, command: [\"true\"], estimate: 1s, "
+                                    "foreach: {i: \"range(0, 3)\"}}\n");
+    const auto sim = run_chorus({"simulate", "--workload", "wf.yaml", "--cluster", "1x2",
+                                 "--placement", name, "--records", "r.csv"},
+                                dir.path());
+    INFO(sim.err);
+    CHECK(sim.exit_code == 0);
+    // 3 one-second tasks on 2 cores.
+    CHECK(read_records(read_file(dir / "r.csv"))["uwfq"]["a"].finish == doctest::Approx(2));
+    const auto live = run_chorus({"run", "wf.yaml"}, dir.path());
+    INFO(live.err);
+    CHECK(live.exit_code == 0);
+  }
+}
