@@ -71,6 +71,9 @@ Status AgentsBackend::start(const BackendStart& how) {
   if (launcher_ != nullptr) return {};
   const Duration timeout = options_.agent_timeout;
   if (timeout <= Duration::zero()) return invalid_argument("the agent timeout must be positive");
+  if (options_.count == 0 && options_.nodes.empty()) {
+    return invalid_argument("the agents backend needs a number of agents or their nodes");
+  }
   AgentLauncherOptions ao;
   ao.listen = options_.listen;
   ao.key_dir = key_dir_in(how.state_dir);
