@@ -66,9 +66,9 @@ std::optional<Duration> prepare_run(CommonRunArgs& a, const std::string& command
 // handling and progress output; prints the summary (unless --json) and returns the exit status.
 // `command` ("chorus run") is what the summary tells the user to resume with.
 // A `backend` (runtime/backends/: agents, an allocation) is started first, with the run's
-// Ctrl-C token and state folder; a start that fails prints its error and stops there (exit 1,
-// or 130 when cancelled while waiting for agents). It is stopped after the run. Null: this
-// machine.
+// Ctrl-C token and state folder; a start that fails prints its error and stops there
+// (kExitError, or kExitCancelled when cancelled while waiting for agents). It is stopped after
+// the run. Null: this machine.
 int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& graph,
                    RunOptions options, const std::string& command,
                    ExecutionBackend* backend = nullptr);
