@@ -1,9 +1,10 @@
 // The task state machine.
 //
 //   pending -> ready -> running -> succeeded
-//                          |  \--> failed | timed_out --(retries left)--> ready
-//                          \-----> cancelled
-//   pending | ready -> cancelled   (run cancelled, or a dependency did not succeed)
+//      |         |        |  \--> failed | timed_out --(retries left)--> ready | pending
+//      |         |        \-----> cancelled
+//      \---------+--> cancelled   (run cancelled, or a dependency did not succeed)
+//                \--> failed      (it can never start: see is_valid_transition)
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,13 @@ inline bool is_terminal(TaskState s) {
          s == TaskState::timed_out;
 }
 
-// Whether the state machine above allows from -> to. Retrying is failed/timed_out -> ready.
+// Whether the state machine above allows from -> to. Beyond the plain path:
+// - pending | ready -> failed: a task that can never start fails without running (it can never
+//   fit the nodes, a service it uses failed for good, or TaskSubmitter::fail_unstarted). It is a
+//   failure, not a cancellation: the run fails because of it.
+// - failed | timed_out -> ready | pending: a new attempt (a retry, or a service replica's
+//   restart). The ended attempt is journaled first; the new one waits in pending when it must
+//   (a service it uses is not up, a restart back-off) and is queued (ready) otherwise.
 bool is_valid_transition(TaskState from, TaskState to);
 
 }  // namespace chorus
