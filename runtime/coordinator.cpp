@@ -690,7 +690,6 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     cancel_seen_ = requests;
     if (!cancelling_) {
       cancelling_ = true;
-      tasks_.progress().cancelling = true;
       cancel_all_unstarted("run cancelled");
     }
     // Every request (re)sends the cancel: launchers escalate to SIGKILL after their grace.
@@ -738,9 +737,8 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
 
   void report_progress(bool final) {
     if (observer_ == nullptr) return;
-    Progress& p = tasks_.progress();
-    p.elapsed_s = std::chrono::duration<double>(now() - started_).count();
-    observer_->on_progress(p, final);
+    elapsed_s_ = std::chrono::duration<double>(now() - started_).count();
+    observer_->on_progress(progress(), final);
   }
 
   // ---- Stopping early.
@@ -778,9 +776,16 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     return why;
   }
 
+  Progress progress() const {
+    Progress p = tasks_.progress();
+    p.elapsed_s = elapsed_s_;  // as of the last report
+    p.cancelling = cancelling_;
+    return p;
+  }
+
   RunSummary summary() const {
     RunSummary s;
-    s.progress = tasks_.progress();
+    s.progress = progress();
     s.failures = failures_;
     const std::int64_t not_needed = services_ ? services_->not_needed() : 0;
     if (cancelling_) {
@@ -844,6 +849,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   int cancel_seen_ = 0;
   TimePoint started_;
   TimePoint next_tick_;
+  double elapsed_s_ = 0;
 };
 
 Coordinator::Coordinator(const WorkflowGraph& graph, StateStore& store, std::string run_id,

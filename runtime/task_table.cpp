@@ -7,17 +7,19 @@ void TaskTable::reset(const std::vector<TaskSpec>& tasks) {
   base_count_ = n;
   rt_.assign(n, TaskRuntime{});
   extra_dependents_.clear();
-  terminal_ = 0;
+  in_.fill(0);
+  service_in_.fill(0);
   service_tasks_ = 0;
-  service_terminal_ = 0;
-  progress_ = Progress{};
-  progress_.total = static_cast<std::int64_t>(n);
+  skipped_ = 0;
   error_ = {};
   for (const auto& t : tasks) {
     rt_[t.id].held = t.held;
     rt_[t.id].service = t.kind == TaskKind::service;
     service_tasks_ += t.kind == TaskKind::service;
   }
+  in_[static_cast<std::size_t>(TaskState::pending)] = static_cast<std::int64_t>(n - service_tasks_);
+  service_in_[static_cast<std::size_t>(TaskState::pending)] =
+      static_cast<std::int64_t>(service_tasks_);
   dep_offsets_.assign(n + 1, 0);
   for (const auto& t : tasks) {
     for (TaskId d : t.after) ++dep_offsets_[d + 1];
@@ -36,7 +38,7 @@ TaskId TaskTable::add(const TaskSpec& spec) {
   r.held = spec.held;
   r.service = spec.kind == TaskKind::service;
   service_tasks_ += r.service;
-  ++progress_.total;
+  ++(r.service ? service_in_ : in_)[static_cast<std::size_t>(TaskState::pending)];
   return id;
 }
 
@@ -46,9 +48,11 @@ void TaskTable::skip_succeeded(TaskId id) {
     refuse(id, r.state, TaskState::succeeded);
     return;
   }
+  auto& in = r.service ? service_in_ : in_;
+  --in[static_cast<std::size_t>(TaskState::pending)];
+  ++in[static_cast<std::size_t>(TaskState::succeeded)];
   r.state = TaskState::succeeded;
-  count(r, +1);
-  ++progress_.skipped;
+  ++skipped_;
 }
 
 void TaskTable::refuse(TaskId id, TaskState from, TaskState to) {

@@ -11,6 +11,7 @@
 // Not thread-safe: the coordinator's thread only. No allocation per move.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -37,7 +38,7 @@ struct TaskRuntime {
   bool held = false;              // waits for TaskSubmitter::release() too
   bool stopping = false;          // a service replica we asked to stop: its end is the plan
   bool parked = false;            // waits in pending for a service it uses to be up
-  bool service = false;           // kind service (counted apart: see terminal_work())
+  bool service = false;           // kind service (counted apart: see work_left())
 };
 
 class TaskTable {
@@ -63,9 +64,10 @@ class TaskTable {
       refuse(id, r.state, to);
       return false;
     }
-    count(r, -1);
+    auto& in = r.service ? service_in_ : in_;
+    --in[static_cast<std::size_t>(r.state)];
+    ++in[static_cast<std::size_t>(to)];
     r.state = to;
-    count(r, +1);
     return true;
   }
 
@@ -109,41 +111,42 @@ class TaskTable {
     }
   }
 
-  // Counters, always equal to what the states say (between moves).
-  std::size_t terminal() const { return terminal_; }
-  bool all_terminal() const { return terminal_ == rt_.size(); }
+  // Counters, always equal to what the states say.
+  std::size_t terminal() const {
+    std::int64_t n = 0;
+    for (TaskState st :
+         {TaskState::succeeded, TaskState::failed, TaskState::cancelled, TaskState::timed_out}) {
+      n += count(st);
+    }
+    return static_cast<std::size_t>(n);
+  }
+  bool all_terminal() const { return terminal() == rt_.size(); }
   std::size_t service_tasks() const { return service_tasks_; }
   // Tasks other than service replicas that are not terminal yet.
-  bool work_left() const { return terminal_ - service_terminal_ < rt_.size() - service_tasks_; }
-  // succeeded, failed (or timed out), cancelled, running, skipped and total of the Progress
-  // struct; the coordinator fills in the rest.
-  Progress& progress() { return progress_; }
-  const Progress& progress() const { return progress_; }
+  bool work_left() const {
+    return in_[static_cast<std::size_t>(TaskState::pending)] +
+               in_[static_cast<std::size_t>(TaskState::ready)] +
+               in_[static_cast<std::size_t>(TaskState::running)] >
+           0;
+  }
+  // Tasks in state `st`.
+  std::int64_t count(TaskState st) const {
+    return in_[static_cast<std::size_t>(st)] + service_in_[static_cast<std::size_t>(st)];
+  }
+  // total, succeeded, failed (or timed out), cancelled, running and skipped; the coordinator
+  // fills in the rest.
+  Progress progress() const {
+    Progress p;
+    p.total = static_cast<std::int64_t>(rt_.size());
+    p.succeeded = count(TaskState::succeeded);
+    p.failed = count(TaskState::failed) + count(TaskState::timed_out);
+    p.cancelled = count(TaskState::cancelled);
+    p.running = count(TaskState::running);
+    p.skipped = skipped_;
+    return p;
+  }
 
  private:
-  void count(const TaskRuntime& r, int delta) {
-    switch (r.state) {
-      case TaskState::pending:
-      case TaskState::ready:
-        return;
-      case TaskState::running:
-        progress_.running += delta;
-        return;
-      case TaskState::succeeded:
-        progress_.succeeded += delta;
-        break;
-      case TaskState::failed:
-      case TaskState::timed_out:
-        progress_.failed += delta;
-        break;
-      case TaskState::cancelled:
-        progress_.cancelled += delta;
-        break;
-    }
-    terminal_ += static_cast<std::size_t>(static_cast<std::ptrdiff_t>(delta));
-    if (r.service)
-      service_terminal_ += static_cast<std::size_t>(static_cast<std::ptrdiff_t>(delta));
-  }
   [[gnu::cold]] void refuse(TaskId id, TaskState from, TaskState to);
 
   std::vector<TaskRuntime> rt_;
@@ -153,10 +156,12 @@ class TaskTable {
   std::vector<TaskId> dep_targets_;
   std::unordered_map<TaskId, std::vector<TaskId>> extra_dependents_;
   std::vector<TaskId> stack_;  // cascade()'s
-  std::size_t terminal_ = 0;
+  // Per state (indexed by its value): how many tasks other than service replicas, how many
+  // replicas, are in it. Counted apart so work_left() needs no walk.
+  std::array<std::int64_t, 7> in_{};
+  std::array<std::int64_t, 7> service_in_{};
   std::size_t service_tasks_ = 0;
-  std::size_t service_terminal_ = 0;
-  Progress progress_;
+  std::int64_t skipped_ = 0;
   Status error_;
 };
 
