@@ -1,5 +1,8 @@
 // The built-in policies. A new policy is one file pair and one line here.
+#include "schedulers/placement/balanced_allocation.hpp"
 #include "schedulers/placement/first_fit.hpp"
+#include "schedulers/placement/kube_default.hpp"
+#include "schedulers/placement/least_allocated.hpp"
 #include "schedulers/policy_registry.hpp"
 #include "schedulers/queue/cfq_queue.hpp"
 #include "schedulers/queue/fair_queue.hpp"
@@ -55,6 +58,9 @@ void register_builtin_policies(PolicyRegistry& r) {
   r.add_queue("cfq", with_fair_options<CfqQueue, Duration::zero().count()>);
   r.add_queue("uwfq", with_fair_options<UwfqQueue, UwfqQueue::kDefaultGrace.count()>);
   r.add_placement("first-fit", [] { return std::make_unique<FirstFit>(); });
+  r.add_placement("least-allocated", [] { return std::make_unique<LeastAllocated>(); });
+  r.add_placement("balanced-allocation", [] { return std::make_unique<BalancedAllocation>(); });
+  r.add_placement("kube-default", [] { return std::make_unique<KubeDefault>(); });
 }
 
 }  // namespace chorus

@@ -4,18 +4,22 @@
 
 namespace chorus {
 
-ClusterState::ClusterState(std::vector<NodeInfo> nodes) : nodes_(std::move(nodes)) {
+ClusterState::ClusterState(std::vector<NodeInfo> nodes)
+    : nodes_(std::move(nodes)), facts_(nodes_.size()) {
   views_.reserve(nodes_.size());
   for (const auto& n : nodes_) views_.push_back(NodeView{&n, n.capacity, 0});
+  bind_views();
 }
 
-ClusterState::ClusterState(const ClusterState& other) : nodes_(other.nodes_), views_(other.views_) {
+ClusterState::ClusterState(const ClusterState& other)
+    : nodes_(other.nodes_), facts_(other.facts_), views_(other.views_) {
   bind_views();
 }
 
 ClusterState& ClusterState::operator=(const ClusterState& other) {
   if (this != &other) {
     nodes_ = other.nodes_;
+    facts_ = other.facts_;
     views_ = other.views_;
     bind_views();
   }
@@ -23,7 +27,11 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 }
 
 void ClusterState::bind_views() {
-  for (std::size_t i = 0; i < views_.size(); ++i) views_[i].info = &nodes_[i];
+  for (std::size_t i = 0; i < views_.size(); ++i) {
+    views_[i].info = &nodes_[i];
+    views_[i].index = static_cast<int>(i);
+    views_[i].facts = &facts_[i];
+  }
 }
 
 void ClusterState::reserve(const TaskSpec& task, const Placement& where) {

@@ -30,7 +30,8 @@ struct Placement {
   std::string why;                // Fit::never: what the task needs and what the nodes have
 };
 
-// Free and running per node. Views point into the state's own nodes: a copy rebinds them.
+// Free and running per node. Views point into the state's own nodes and facts: a copy rebinds
+// them. The node count is fixed for the state's life, so the views never move.
 class ClusterState {
  public:
   explicit ClusterState(std::vector<NodeInfo> nodes);
@@ -54,10 +55,16 @@ class ClusterState {
   // The node with the most cores (the first of equals); a state with no nodes has none (0s).
   Resources largest_node() const;
 
+  // A node's facts beyond capacity and load (node_facts.hpp), as its view's `facts` shows them.
+  // The owner writes them between placement decisions; policies read them through the views.
+  NodeFacts& facts(int index) { return facts_[static_cast<std::size_t>(index)]; }
+  const NodeFacts& facts(int index) const { return facts_[static_cast<std::size_t>(index)]; }
+
  private:
   void bind_views();
 
   std::vector<NodeInfo> nodes_;
+  std::vector<NodeFacts> facts_;
   std::vector<NodeView> views_;
 };
 

@@ -262,3 +262,43 @@ TEST_CASE("Schedulers.PlacementStep.RanksFittingCountsWholeRanks") {
   CHECK(chorus::ranks_fitting({1, 0, 0}, {8, 0, 0}, 5) == 5);
   CHECK(chorus::ranks_fitting({4, 0, 0}, {-2, 0, 0}, 5) == 0);
 }
+
+namespace {
+
+// Prefers the node with the highest revision of its facts: stands in for a policy that reads
+// telemetry the cluster's owner keeps per node.
+class NewestFacts final : public chorus::PlacementPolicy {
+ public:
+  std::string_view name() const override { return "newest-facts"; }
+  Fit filter(const TaskSpec& t, const chorus::NodeView& n) const override {
+    return chorus::fit_by_resources(t, n);
+  }
+  double score(const TaskSpec&, const chorus::NodeView& n) const override {
+    return n.facts == nullptr ? 0 : static_cast<double>(n.facts->revision);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Schedulers.PlacementStep.ViewsCarryTheirIndexAndTheStatesFacts") {
+  ClusterState c(nodes_of(4, 3));
+  for (int i = 0; i < 3; ++i) {
+    CHECK(c.view(i).index == i);
+    CHECK(c.view(i).facts == &c.facts(i));
+  }
+  NewestFacts policy;
+  PlacementStep step(policy);
+  CHECK(step.place(cores_task(1), c).node == 0);  // all facts equal: the first node
+  c.facts(2).revision = 7;
+  CHECK(step.place(cores_task(1), c).node == 2);
+
+  // A copy's views read the copy's facts, not the original's.
+  ClusterState copy = c;
+  copy.facts(1).revision = 9;
+  CHECK(copy.view(1).facts == &copy.facts(1));
+  CHECK(step.place(cores_task(1), copy).node == 1);
+  CHECK(step.place(cores_task(1), c).node == 2);
+  ClusterState moved = std::move(copy);
+  CHECK(moved.view(1).facts == &moved.facts(1));
+  CHECK(step.place(cores_task(1), moved).node == 1);
+}
