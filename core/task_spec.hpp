@@ -1,6 +1,7 @@
 // TaskSpec: everything the runtime needs to know about one unit of work, whatever launches it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -22,6 +23,8 @@ using ServiceId = std::uint32_t;
 inline constexpr ServiceId kNoService = ~ServiceId{0};
 
 enum class TaskKind : std::uint8_t { executable, mpi, function, service };
+// How many kinds there are: the size of a table indexed by a kind's value (LauncherTable).
+inline constexpr std::size_t kTaskKindCount = static_cast<std::size_t>(TaskKind::service) + 1;
 const char* to_string(TaskKind kind);
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;

@@ -30,23 +30,4 @@ std::optional<TaskState> parse_task_state(std::string_view text) {
   return std::nullopt;
 }
 
-bool is_valid_transition(TaskState from, TaskState to) {
-  using S = TaskState;
-  switch (from) {
-    case S::pending:
-      return to == S::ready || to == S::cancelled;
-    case S::ready:
-      return to == S::running || to == S::cancelled;
-    case S::running:
-      return to == S::succeeded || to == S::failed || to == S::timed_out || to == S::cancelled;
-    case S::failed:
-    case S::timed_out:
-      return to == S::ready;
-    case S::succeeded:
-    case S::cancelled:
-      return false;
-  }
-  return false;
-}
-
 }  // namespace chorus

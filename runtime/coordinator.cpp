@@ -1,50 +1,32 @@
 #include "runtime/coordinator.hpp"
 
-#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <climits>
 #include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "runtime/log_paths.hpp"
-#include "runtime/mpi_spread.hpp"
-#include "runtime/services/service_supervisor.hpp"
+#include "runtime/services/service_lifecycle.hpp"
+#include "runtime/store/node_field.hpp"
+#include "runtime/task_table.hpp"
+#include "schedulers/placement/placement_step.hpp"
 
 namespace chorus {
 namespace {
-
-struct TaskRuntime {
-  TaskState state = TaskState::pending;
-  std::uint32_t attempt = 0;     // of the latest launch (0 = never launched)
-  std::uint32_t waiting_on = 0;  // dependencies not yet succeeded
-  std::int32_t node = -1;        // index into nodes while running
-  LaunchHandle handle = 0;
-  TimePoint started{};            // of the latest attempt
-  std::uint64_t fingerprint = 0;  // of the spec as launched; journaled with every event
-  bool launched = false;          // a launcher holds it (cancel must go through the launcher)
-  bool held = false;              // waits for TaskSubmitter::release() too
-  bool stopping = false;          // a service replica we asked to stop: its end is the plan
-  bool parked = false;            // waits in ServiceState::parked for a service to be up
-};
 
 std::string local_host_name() {
   char host[256] = {};
   return gethostname(host, sizeof host - 1) == 0 ? host : "localhost";
 }
 
-int timeout_ms_until(TimePoint deadline, TimePoint now) {
-  if (deadline <= now) return 0;
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-  return static_cast<int>(std::min<std::int64_t>(ms, INT_MAX));
-}
-
 }  // namespace
 
-class Coordinator::Impl final : public TaskSubmitter {
+// The loop: collect updates, journal, decide, launch, wait. What a task is and may become lives in
+// the TaskTable, where it goes in PlacementStep / ClusterState, what services need in
+// ServiceLifecycle; this class strings them together and owns the journal and the launches.
+class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::Host {
  public:
   Impl(const WorkflowGraph& graph, StateStore& store, std::string run_id,
        std::vector<NodeInfo> nodes, QueuePolicy& queue, PlacementPolicy& placement,
@@ -53,15 +35,14 @@ class Coordinator::Impl final : public TaskSubmitter {
       : graph_(graph),
         store_(store),
         run_id_(std::move(run_id)),
-        nodes_(std::move(nodes)),
+        cluster_(std::move(nodes)),
+        step_(placement),
         queue_(queue),
-        placement_(placement),
         launchers_(launchers),
         options_(std::move(options)),
         cancel_(cancel),
-        observer_(observer) {
-    views_.reserve(nodes_.size());
-    for (const auto& n : nodes_) views_.push_back(NodeView{&n, n.capacity, 0});
+        observer_(observer),
+        clock_(options_.clock) {
     if (graph_.workdir.empty()) {
       char buf[4096];
       default_workdir_ = getcwd(buf, sizeof buf) ? buf : ".";
@@ -74,17 +55,19 @@ class Coordinator::Impl final : public TaskSubmitter {
     return id < base_count_ ? graph_.tasks[id] : added_[id - base_count_];
   }
 
+  // ---- TaskSubmitter: work added by completion handlers.
+
   Result<TaskId> submit(TaskSpec spec) override {
     if (spec.name.empty()) return invalid_argument("a submitted task needs a name");
     if (names_.empty()) {
-      names_.reserve(rt_.size() * 2);
-      for (TaskId id = 0; id < rt_.size(); ++id) names_.insert(spec_at(id).name);
+      names_.reserve(tasks_.size() * 2);
+      for (TaskId id = 0; id < tasks_.size(); ++id) names_.insert(spec_at(id).name);
     }
     if (names_.count(spec.name) != 0) {
       return invalid_argument("a task named '" + spec.name + "' already exists in this run");
     }
     for (TaskId d : spec.after) {
-      if (d >= rt_.size()) {
+      if (d >= tasks_.size()) {
         return invalid_argument("task '" + spec.name + "' depends on unknown task id " +
                                 std::to_string(d));
       }
@@ -105,70 +88,61 @@ class Coordinator::Impl final : public TaskSubmitter {
     }
     std::sort(spec.after.begin(), spec.after.end());
     spec.after.erase(std::unique(spec.after.begin(), spec.after.end()), spec.after.end());
-    const auto id = static_cast<TaskId>(rt_.size());
-    spec.id = id;
+    spec.id = static_cast<TaskId>(tasks_.size());
     added_.push_back(std::move(spec));
     const TaskSpec& added = added_.back();
     names_.insert(added.name);
-    rt_.push_back(TaskRuntime{});
-    rt_[id].held = added.held;
-    ++progress_.total;
+    const TaskId id = tasks_.add(added);
     if (previous_by_name_ != nullptr) {
       auto it = previous_by_name_->find(added.name);
       if (it != previous_by_name_->end()) apply_record(added, *it->second);
     }
-    if (rt_[id].state == TaskState::succeeded) {
+    if (tasks_.state(id) == TaskState::succeeded) {
       skipped_.push_back(id);  // its handler runs too, so the workflow grows as it did before
       return id;
     }
-    count_user(added, +1);
-    std::uint32_t waiting = rt_[id].held ? 1 : 0;
+    if (services_) services_->count_user(added, +1);
+    std::uint32_t waiting = tasks_[id].held ? 1 : 0;
     bool doomed = false;
     for (TaskId d : added.after) {
-      TaskState ds = rt_[d].state;
+      TaskState ds = tasks_.state(d);
       if (ds == TaskState::succeeded) continue;
       if (is_terminal(ds)) doomed = true;
       ++waiting;
-      extra_dependents_[d].push_back(id);
+      tasks_.add_dependent(d, id);
     }
-    rt_[id].waiting_on = waiting;
+    tasks_[id].waiting_on = waiting;
     if (doomed) {
       cancel_unstarted(id, "a dependency did not succeed");
-    } else if (stopping_new_work()) {
-      cancel_unstarted(id, cancelling_ ? "run cancelled" : "not started: fail-fast");
     } else if (waiting == 0) {
-      make_ready(id, Clock::now());
+      unblocked(id, now());
+    } else if (stopping_new_work()) {
+      cancel_unstarted(id, stop_reason());
     }
     return id;
   }
 
   Status release(TaskId task) override {
-    if (task >= rt_.size()) return invalid_argument("release: unknown task id");
-    auto& r = rt_[task];
+    if (task >= tasks_.size()) return invalid_argument("release: unknown task id");
+    auto& r = tasks_[task];
     if (!spec_at(task).held)
       return invalid_argument("task '" + spec_at(task).name + "' is not held");
     if (!r.held) return {};
     r.held = false;
-    if (r.state == TaskState::pending && --r.waiting_on == 0) {
-      if (stopping_new_work()) {
-        cancel_unstarted(task, cancelling_ ? "run cancelled" : "not started: fail-fast");
-      } else {
-        make_ready(task, Clock::now());
-      }
-    }
+    if (r.state == TaskState::pending && --r.waiting_on == 0) unblocked(task, now());
     return {};
   }
 
   Status add_dependency(TaskId task, TaskId on) override {
-    if (task >= rt_.size() || on >= rt_.size() || task == on) {
+    if (task >= tasks_.size() || on >= tasks_.size() || task == on) {
       return invalid_argument("add_dependency: unknown task id");
     }
-    auto& r = rt_[task];
+    auto& r = tasks_[task];
     if (r.state != TaskState::pending || r.waiting_on == 0) {
       return invalid_argument("task '" + spec_at(task).name +
                               "' has already left the pending state");
     }
-    const TaskState on_state = rt_[on].state;
+    const TaskState on_state = tasks_.state(on);
     if (on_state == TaskState::succeeded) return {};
     if (is_terminal(on_state)) {
       cancel_unstarted(task, "dependency '" + spec_at(on).name + "' " + to_string(on_state));
@@ -176,26 +150,27 @@ class Coordinator::Impl final : public TaskSubmitter {
       return {};
     }
     ++r.waiting_on;
-    extra_dependents_[on].push_back(task);
+    tasks_.add_dependent(on, task);
     return {};
   }
 
   Status fail_unstarted(TaskId task, const std::string& why) override {
-    if (task >= rt_.size()) return invalid_argument("fail_unstarted: unknown task id");
-    const TaskState st = rt_[task].state;
+    if (task >= tasks_.size()) return invalid_argument("fail_unstarted: unknown task id");
+    const TaskState st = tasks_.state(task);
     if (st != TaskState::pending && st != TaskState::ready) return {};
     if (st == TaskState::ready) queue_.remove(task);
-    unpark(task);
-    finish(task, TaskState::failed, -1, why, Clock::now());
+    tasks_[task].parked = false;
+    finish(task, TaskState::failed, -1, why, now());
     return {};
   }
 
+  // ---- The loop.
+
   Result<RunSummary> run(const RunState* previous) {
-    started_ = Clock::now();
+    started_ = now();
     const auto n = graph_.tasks.size();
     base_count_ = n;
-    rt_.assign(n, TaskRuntime{});
-    progress_.total = static_cast<std::int64_t>(n);
+    tasks_.reset(graph_.tasks);
     if (Status s = check_launchers(); !s.ok()) return s;
     for (std::size_t k = 0; k < launchers_.size(); ++k) {
       slot_of_kind_[k] = k;
@@ -206,24 +181,25 @@ class Coordinator::Impl final : public TaskSubmitter {
         }
       }
     }
-    build_dependents();
-    for (TaskId id = 0; id < n; ++id) rt_[id].held = graph_.tasks[id].held;
     if (previous != nullptr) apply_previous(*previous);
-    setup_services();
+    if (!graph_.services.empty()) {
+      ServiceLifecycle::Host& host = *this;  // a private base: converted here, where it is known
+      services_ = std::make_unique<ServiceLifecycle>(graph_, tasks_, host, local_host_name());
+    }
     if (options_.on_task_done && previous != nullptr) {
       for (TaskId id = 0; id < n; ++id) {
-        if (rt_[id].state == TaskState::succeeded) skipped_.push_back(id);
+        if (tasks_.state(id) == TaskState::succeeded) skipped_.push_back(id);
       }
     }
     for (TaskId id = 0; id < n; ++id) {
-      if (rt_[id].state != TaskState::pending) continue;
-      std::uint32_t waiting = rt_[id].held ? 1 : 0;
-      for (TaskId d : spec_at(id).after) waiting += rt_[d].state != TaskState::succeeded;
-      rt_[id].waiting_on = waiting;
+      if (tasks_.state(id) != TaskState::pending) continue;
+      std::uint32_t waiting = tasks_[id].held ? 1 : 0;
+      for (TaskId d : spec_at(id).after) waiting += tasks_.state(d) != TaskState::succeeded;
+      tasks_[id].waiting_on = waiting;
     }
-    auto now = Clock::now();
+    auto t = now();
     for (TaskId id = 0; id < n; ++id) {
-      if (rt_[id].state == TaskState::pending && rt_[id].waiting_on == 0) make_ready(id, now);
+      if (tasks_.state(id) == TaskState::pending && tasks_[id].waiting_on == 0) make_ready(id, t);
     }
     next_tick_ = started_ + options_.tick_interval;
 
@@ -231,31 +207,36 @@ class Coordinator::Impl final : public TaskSubmitter {
       collect_updates();  // first: a task that already ended keeps its outcome
       handle_cancel_requests();
       if (services_) {
-        release_delayed(Clock::now());
-        poll_services(Clock::now());
+        services_->release_delayed(now());
+        services_->poll(now());
         stop_unneeded_services();
       }
       if (!stopping_new_work()) dispatch();
+      if (!tasks_.error().ok()) return stop_run(tasks_.error());
       if (Status s = flush(); !s.ok()) return abort_run(s);
       launch_batch();
       if (!events_.empty()) continue;     // launch failures to journal: go round again at once
       if (run_done_handlers()) continue;  // they may have added ready work
-      if (terminal_ == rt_.size()) break;
+      if (tasks_.all_terminal()) break;
       // Launched groups ride along with the next round's events; when none came within
       // kGroupJournalDelay, they get a transaction of their own (one per quiet spell, not per
       // task).
-      if (!groups_.empty() && Clock::now() >= groups_due_) {
+      if (!groups_.empty() && now() >= groups_due_) {
         if (Status s = write_journal(); !s.ok()) return abort_run(s);
       }
       if (services_ && stop_unneeded_services()) continue;
-      maybe_tick(Clock::now());
+      maybe_tick(now());
       wait_for_activity();
     }
+    if (!tasks_.error().ok()) return stop_run(tasks_.error());
     report_progress(true);
     return summary();
   }
 
  private:
+  TimePoint now() { return clock_ == nullptr ? Clock::now() : clock_->now(); }
+  double wall_now() { return clock_ == nullptr ? wall_seconds_now() : clock_->wall_seconds(); }
+
   Status check_launchers() const {
     for (const auto& t : graph_.tasks) {
       if (launchers_[static_cast<std::size_t>(t.kind)] == nullptr) {
@@ -264,21 +245,6 @@ class Coordinator::Impl final : public TaskSubmitter {
       }
     }
     return {};
-  }
-
-  // Dependents in CSR form: one allocation for the whole graph instead of one vector per task.
-  void build_dependents() {
-    const auto n = graph_.tasks.size();
-    dep_offsets_.assign(n + 1, 0);
-    for (const auto& t : graph_.tasks) {
-      for (TaskId d : t.after) ++dep_offsets_[d + 1];
-    }
-    for (std::size_t i = 0; i < n; ++i) dep_offsets_[i + 1] += dep_offsets_[i];
-    dep_targets_.resize(dep_offsets_[n]);
-    std::vector<std::uint32_t> fill(dep_offsets_.begin(), dep_offsets_.end() - 1);
-    for (const auto& t : graph_.tasks) {
-      for (TaskId d : t.after) dep_targets_[fill[d]++] = t.id;
-    }
   }
 
   void apply_previous(const RunState& previous) {
@@ -293,14 +259,11 @@ class Coordinator::Impl final : public TaskSubmitter {
 
   // What an earlier session of the run says about task `t`.
   void apply_record(const TaskSpec& t, const TaskRecord& r) {
-    rt_[t.id].attempt = r.attempt;  // new attempts continue the numbering (logs are kept)
+    tasks_[t.id].attempt = r.attempt;  // new attempts continue the numbering (logs are kept)
     // A service's success is that it was stopped: it runs again if the resumed work needs it.
     if (t.kind == TaskKind::service) return;
     if (r.state == TaskState::succeeded && r.fingerprint == spec_fingerprint(t)) {
-      rt_[t.id].state = TaskState::succeeded;
-      ++terminal_;
-      ++progress_.skipped;
-      ++progress_.succeeded;
+      tasks_.skip_succeeded(t.id);
     }
   }
 
@@ -312,43 +275,55 @@ class Coordinator::Impl final : public TaskSubmitter {
       std::vector<TaskId> batch;
       batch.swap(skipped_.empty() ? done_ : skipped_);
       for (TaskId id : batch) {
-        // Copy out: a submission may grow added_ (stable) and rt_ (not stable).
-        TaskState outcome = rt_[id].state;
+        // Copy out: a submission may grow added_ (stable) and the table (not stable).
+        TaskState outcome = tasks_.state(id);
         options_.on_task_done(spec_at(id), outcome, *this);
       }
     }
     return true;
   }
 
-  // Dependencies are done: queue the task, unless a service it uses is not ready (it waits,
-  // pending, until it is) or failed for good (so does the task).
-  void make_ready(TaskId id, TimePoint now) {
+  bool stopping_new_work() const override {
+    return cancelling_ || (options_.fail_fast && failed_for_good_);
+  }
+  bool cancelling() const override { return cancelling_; }
+  const char* stop_reason() const {
+    return cancelling_ ? "run cancelled" : "not started: fail-fast";
+  }
+
+  // Dependencies are done: queue the task, unless the run starts nothing new (cancelled).
+  void unblocked(TaskId id, TimePoint now) override {
+    if (stopping_new_work()) {
+      cancel_unstarted(id, stop_reason());
+    } else {
+      make_ready(id, now);
+    }
+  }
+
+  // Dependencies are done (a first attempt, pending) or an attempt ended and another follows
+  // (failed or timed out): queue it, unless a service it uses is not up (it waits, pending, until
+  // it is) or failed for good (so does the task).
+  void make_ready(TaskId id, TimePoint now) override {
     const TaskSpec& spec = spec_at(id);
-    for (ServiceId s : spec.uses) {
-      if (const std::string* why = services_->failure(s)) {
-        rt_[id].state = TaskState::pending;
-        finish(id, TaskState::failed, -1,
-               "service '" + graph_.services[s].name + "' is not available: " + *why, now);
-        return;
-      }
-      if (!services_->up(s)) {
-        rt_[id].state = TaskState::pending;
-        park(s, id);
+    if (!spec.uses.empty()) {
+      std::string why;
+      const auto gate = services_->gate(id, spec, why);
+      if (gate != ServiceLifecycle::Gate::open) {
+        if (tasks_.state(id) != TaskState::pending) tasks_.move(id, TaskState::pending);
+        if (gate == ServiceLifecycle::Gate::failed) finish(id, TaskState::failed, -1, why, now);
         return;
       }
     }
-    rt_[id].state = TaskState::ready;
+    if (!tasks_.move(id, TaskState::ready)) return;
     queue_.on_ready(spec, now);
   }
-
-  bool stopping_new_work() const { return cancelling_ || (options_.fail_fast && failed_for_good_); }
 
   // Places queued tasks while they fit; stops at the first that does not fit now (strict order:
   // the queue policy decides what may overtake what).
   void dispatch() {
     if (queue_.size() == 0) return;
-    auto now = Clock::now();
-    ClusterView view{views_, now};
+    auto t = now();
+    ClusterView view{cluster_.views(), t};
     while (true) {
       auto next = queue_.next(view);
       if (!next) return;
@@ -356,289 +331,57 @@ class Coordinator::Impl final : public TaskSubmitter {
       Launcher* launcher = launchers_[static_cast<std::size_t>(spec.kind)];
       std::size_t slot = slot_of_kind_[static_cast<std::size_t>(spec.kind)];
       if (launcher->in_flight() + placed_[slot] >= options_.max_in_flight_per_launcher) return;
-      int best = -1;
-      double best_score = 0;
-      bool later = false;
-      for (std::size_t i = 0; i < views_.size(); ++i) {
-        Fit fit = placement_.filter(spec, views_[i]);
-        if (fit == Fit::now) {
-          double s = placement_.score(spec, views_[i]);
-          if (best < 0 || s > best_score) {
-            best = static_cast<int>(i);
-            best_score = s;
-          }
-        } else if (fit == Fit::later) {
-          later = true;
-        }
-      }
-      MpiSpread spread;
-      if (spec.kind == TaskKind::mpi && (spec.nodes > 1 || (best < 0 && spec.nodes == 0))) {
-        spread = spread_mpi_task(spec, views_, placement_, probe_);
-        best = spread.fit == Fit::now ? spread.shares.front().node : -1;
-        later = spread.fit == Fit::later;
-      }
-      if (best < 0) {
+      Placement where = step_.place(spec, cluster_);
+      if (where.fit != Fit::now) {
         // Not now: wait for resources to free up, unless only services hold them (they end only
         // when the work that needs them is done, so they never would).
+        const bool later = where.fit == Fit::later;
         if (later && !only_ready_services_running()) return;
         queue_.remove(spec.id);
-        std::string why = later                ? blocked_by_services_message(spec)
-                          : spread.why.empty() ? never_fits_message(spec)
-                                               : "can never run on these nodes: " + spread.why;
-        finish(spec.id, TaskState::failed, -1, why, now);
+        std::string why = later ? blocked_by_services_message(spec) : std::move(where.why);
+        finish(spec.id, TaskState::failed, -1, why, t);
         if (spec.kind == TaskKind::service) {
-          service_failed(spec.service, "replica '" + spec.name + "' " + why, now);
+          services_->service_failed(spec.service, "replica '" + spec.name + "' " + why, t);
         }
         continue;
       }
-      queue_.on_start(spec, now);
-      auto& r = rt_[spec.id];
-      r.state = TaskState::running;
+      if (!tasks_.move(spec.id, TaskState::running)) return;
+      queue_.on_start(spec, t);
+      auto& r = tasks_[spec.id];
       r.attempt += 1;
-      r.node = best;
-      r.started = now;
+      r.node = where.node;
+      r.started = t;
       ++placed_[slot];
-      if (spread.shares.empty()) {
-        views_[best].free -= spec.total();
-        views_[best].running += 1;
-      } else {
-        for (const auto& share : spread.shares) {
-          views_[share.node].free -= spec.per_rank * share.ranks;
-          views_[share.node].running += 1;
-        }
-      }
-      ++progress_.running;
+      cluster_.reserve(spec, where);
       TaskEvent e;
       e.task = spec.id;
       e.name = spec.name;
       e.attempt = r.attempt;
       e.state = TaskState::running;
-      e.time = wall_seconds_now();
+      e.time = wall_now();
       r.fingerprint = spec_fingerprint(spec);
       e.fingerprint = r.fingerprint;
       e.kind = spec.kind;
       e.cores = spec.total().cores;
-      if (spread.shares.empty()) {
-        e.node = nodes_[best].name;
+      if (where.shares.empty()) {
+        e.node = cluster_.node(where.node).name;
       } else {
-        e.node = event_text_.emplace_back(spread_node_field(spread.shares, views_, spec));
-        spreads_[spec.id] = std::move(spread.shares);
+        std::string& field = event_text_.emplace_back();
+        for (const auto& share : where.shares) {
+          append_node_field(field, cluster_.node(share.node).name,
+                            static_cast<std::int64_t>(share.ranks) * spec.per_rank.cores);
+        }
+        e.node = field;
+        spreads_[spec.id] = std::move(where.shares);
       }
       events_.push_back(std::move(e));
       to_launch_.push_back(spec.id);
     }
   }
 
-  // ---- Services: a replica is a task that runs until it is not needed; see ServiceSupervisor.
-
-  void setup_services() {
-    if (graph_.services.empty()) return;
-    services_ = std::make_unique<ServiceSupervisor>(graph_.services, local_host_name());
-    const auto count = graph_.services.size();
-    parked_.assign(count, {});
-    users_left_.assign(count, 0);
-    had_users_.assign(count, 0);
-    service_stopped_.assign(count, 0);
-    for (TaskId id = 0; id < base_count_; ++id) {
-      const TaskSpec& t = graph_.tasks[id];
-      if (t.kind == TaskKind::service) ++service_tasks_;
-      for (ServiceId s : t.uses) had_users_[s] = 1;
-      if (!is_terminal(rt_[id].state)) count_user(t, +1);
-    }
-  }
-
-  void count_user(const TaskSpec& t, int delta) {
-    if (!services_) return;
-    for (ServiceId s : t.uses) {
-      users_left_[s] += delta;
-      if (delta > 0) had_users_[s] = 1;
-    }
-  }
-
-  void park(ServiceId s, TaskId id) {
-    rt_[id].parked = true;
-    parked_[s].push_back(id);
-  }
-
-  // Parked lists keep stale entries; the flag says whether an entry still counts.
-  void unpark(TaskId id) { rt_[id].parked = false; }
-
-  void poll_services(TimePoint now) {
-    notices_.clear();
-    services_->poll(now, notices_);
-    for (auto& n : notices_) {
-      auto& r = rt_[n.task];
-      if (r.state != TaskState::running) continue;
-      if (n.kind == ServiceNotice::Kind::ready) {
-        push_ready_event(n.task, n.text);
-        if (services_->up(n.service)) wake_users(n.service, now);
-      } else if (r.launched && !r.stopping) {
-        startup_failures_[n.task] = std::move(n.text);
-        (void)launchers_[static_cast<std::size_t>(TaskKind::service)]->cancel(r.handle);
-      }
-    }
-  }
-
-  // The replica passed its probe: journaled as a second 'running' event of the same attempt.
-  void push_ready_event(TaskId id, const std::string& endpoint) {
-    push_event(id, TaskState::running, 0, std::string(kReadyDetailPrefix) + endpoint);
-    TaskEvent& e = events_.back();
-    e.cores = spec_at(id).total().cores;
-    if (rt_[id].node >= 0) e.node = nodes_[static_cast<std::size_t>(rt_[id].node)].name;
-  }
-
-  void wake_users(ServiceId s, TimePoint now) {
-    std::vector<TaskId> waiting;
-    waiting.swap(parked_[s]);
-    for (TaskId id : waiting) {
-      auto& r = rt_[id];
-      if (!r.parked || r.state != TaskState::pending) continue;
-      r.parked = false;
-      if (stopping_new_work()) {
-        cancel_unstarted(id, cancelling_ ? "run cancelled" : "not started: fail-fast");
-      } else {
-        make_ready(id, now);  // may park it again behind another service
-      }
-    }
-  }
-
-  void on_service_end(const StateUpdate& u, TimePoint now) {
-    const TaskId id = u.task;
-    const TaskSpec& spec = spec_at(id);
-    const ServiceSpec& svc = graph_.services[spec.service];
-    auto& r = rt_[id];
-    services_->ended(spec);
-    auto [state, code, message] = outcome_of(u);
-    if (r.stopping) {
-      finish(id, TaskState::succeeded, code, {}, now);  // stopped because nothing needs it
-      return;
-    }
-    if (cancelling_) {
-      finish(id, TaskState::cancelled, code, "run cancelled", now);
-      return;
-    }
-    if (auto it = startup_failures_.find(id); it != startup_failures_.end()) {
-      state = TaskState::failed;
-      message = std::move(it->second);
-      startup_failures_.erase(it);
-    } else if (state == TaskState::succeeded) {
-      message = "exited with status 0 while tasks still needed it";
-    }
-    const bool crashed = state != TaskState::succeeded;
-    const bool wanted = svc.restart.when == RestartWhen::always ||
-                        (svc.restart.when == RestartWhen::on_failure && crashed);
-    const bool allowed = r.attempt <= static_cast<std::uint32_t>(svc.restart.max_restarts);
-    if (wanted && allowed && !stopping_new_work() && service_stopped_[spec.service] == 0) {
-      const Duration wait = restart_backoff(svc.restart, static_cast<int>(r.attempt));
-      push_event(id, crashed ? TaskState::failed : TaskState::succeeded, code,
-                 message + " (restart " + std::to_string(r.attempt) + " of " +
-                     std::to_string(svc.restart.max_restarts) + " in " + format_duration(wait) +
-                     ")");
-      r.state = TaskState::pending;
-      delayed_.emplace_back(now + wait, id);
-      std::push_heap(delayed_.begin(), delayed_.end(), std::greater<>{});
-      return;
-    }
-    std::string why = "replica '" + spec.name + "' " + message;
-    if (wanted && !allowed) {
-      why += " after " + std::to_string(svc.restart.max_restarts) + " restart(s)";
-    }
-    finish(id, crashed ? state : TaskState::succeeded, code, message, now);
-    service_failed(spec.service, why, now);
-  }
-
-  static Duration restart_backoff(const RestartPolicy& p, int restart) {
-    double wait = std::chrono::duration<double>(p.backoff).count();
-    for (int i = 1; i < restart; ++i) wait *= p.factor;
-    const double cap = std::chrono::duration<double>(p.max_backoff).count();
-    return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(std::min(wait, cap)));
-  }
-
-  // A service can no longer be up: its waiting users fail, its other replicas stop.
-  void service_failed(ServiceId s, const std::string& why, TimePoint now) {
-    services_->fail(s, why);
-    std::vector<TaskId> waiting;
-    waiting.swap(parked_[s]);
-    for (TaskId id : waiting) {
-      auto& r = rt_[id];
-      if (!r.parked || r.state != TaskState::pending) continue;
-      r.parked = false;
-      finish(id, TaskState::failed, -1,
-             "service '" + graph_.services[s].name + "' is not available: " + why, now);
-    }
-    stop_service(s);
-  }
-
-  void stop_service(ServiceId s) {
-    service_stopped_[s] = 1;
-    const ServiceSpec& svc = graph_.services[s];
-    for (TaskId id : svc.replica_tasks) {
-      auto& r = rt_[id];
-      if (r.state == TaskState::running) {
-        if (!r.stopping) {
-          r.stopping = true;
-          if (r.launched) {
-            (void)launchers_[static_cast<std::size_t>(TaskKind::service)]->cancel(r.handle);
-          }
-        }
-      } else if (!is_terminal(r.state)) {
-        cancel_unstarted(id, "not started: no task needs service '" + svc.name + "' any more");
-        ++service_not_needed_;
-      }
-    }
-  }
-
-  // Stops every service that nothing can use any more: all its users ended (or, when tasks may
-  // still be submitted or it has no users, all other work ended). Returns whether it stopped any.
-  bool stop_unneeded_services() {
-    const bool work_left = terminal_ - service_terminal_ < rt_.size() - service_tasks_;
-    const bool may_grow = static_cast<bool>(options_.on_task_done);
-    bool any = false;
-    for (ServiceId s = 0; s < graph_.services.size(); ++s) {
-      if (service_stopped_[s] != 0) continue;
-      bool needed = may_grow ? work_left || !done_.empty() || !skipped_.empty()
-                             : (had_users_[s] != 0 ? users_left_[s] > 0 : work_left);
-      if (needed) continue;
-      stop_service(s);
-      any = true;
-    }
-    return any;
-  }
-
-  // Replicas whose restart back-off has passed go back to the queue.
-  void release_delayed(TimePoint now) {
-    while (!delayed_.empty() && delayed_.front().first <= now) {
-      std::pop_heap(delayed_.begin(), delayed_.end(), std::greater<>{});
-      TaskId id = delayed_.back().second;
-      delayed_.pop_back();
-      if (rt_[id].state != TaskState::pending) continue;
-      if (service_stopped_[spec_at(id).service] != 0 || stopping_new_work()) {
-        cancel_unstarted(id, "not restarted: the run is stopping");
-        continue;
-      }
-      make_ready(id, now);
-    }
-  }
-
-  // Every running task is a service replica that is ready and not being stopped, and no restart
-  // is pending: nothing will free resources by itself.
-  bool only_ready_services_running() const {
-    if (!services_ || !delayed_.empty()) return false;
-    std::int64_t replicas = 0;
-    for (const auto& svc : graph_.services) {
-      for (TaskId id : svc.replica_tasks) {
-        const auto& r = rt_[id];
-        if (r.state != TaskState::running) continue;
-        if (r.stopping || !services_->ready(spec_at(id))) return false;
-        ++replicas;
-      }
-    }
-    return replicas > 0 && replicas == progress_.running;
-  }
-
   std::string blocked_by_services_message(const TaskSpec& spec) const {
     std::string held;
-    for (const auto& v : views_) {
+    for (const auto& v : cluster_.views()) {
       if (!held.empty()) held += ", ";
       held += std::to_string(v.info->capacity.cores - v.free.cores) + " of " +
               std::to_string(v.info->capacity.cores) + " on " + v.info->name;
@@ -648,14 +391,34 @@ class Coordinator::Impl final : public TaskSubmitter {
            ") until the work that uses them is done; give the services fewer cores or replicas";
   }
 
-  std::string never_fits_message(const TaskSpec& spec) const {
-    Resources largest;
-    for (const auto& node : nodes_) {
-      if (node.capacity.cores > largest.cores) largest = node.capacity;
-    }
-    return "can never run here: needs " + to_string(spec.total()) + ", the largest node has " +
-           to_string(largest);
+  // ---- Services: see ServiceLifecycle; what it asks of the loop.
+
+  bool stop_unneeded_services() {
+    return services_->stop_unneeded(static_cast<bool>(options_.on_task_done),
+                                    !done_.empty() || !skipped_.empty());
   }
+
+  bool only_ready_services_running() const {
+    return services_ && services_->only_ready_services_running();
+  }
+
+  void journal(TaskId id, TaskState state, int code, std::string detail) override {
+    push_event(id, state, code, std::move(detail));
+  }
+
+  // The replica passed its probe: journaled as a second 'running' event of the same attempt.
+  void journal_ready(TaskId id, const std::string& endpoint) override {
+    push_event(id, TaskState::running, 0, std::string(kReadyDetailPrefix) + endpoint);
+    TaskEvent& e = events_.back();
+    e.cores = spec_at(id).total().cores;
+    if (tasks_[id].node >= 0) e.node = cluster_.node(tasks_[id].node).name;
+  }
+
+  void stop_attempt(TaskId id) override {
+    (void)launchers_[static_cast<std::size_t>(spec_at(id).kind)]->cancel(tasks_[id].handle);
+  }
+
+  // ---- The journal.
 
   Status flush() {
     if (events_.empty()) return {};
@@ -676,6 +439,22 @@ class Coordinator::Impl final : public TaskSubmitter {
     return {};
   }
 
+  void push_event(TaskId id, TaskState state, int code, std::string detail) {
+    TaskEvent e;
+    e.task = id;
+    e.name = spec_at(id).name;
+    e.attempt = tasks_[id].attempt;
+    e.state = state;
+    e.time = wall_now();
+    e.exit_code = code;
+    e.fingerprint = tasks_[id].fingerprint;
+    e.detail = std::move(detail);
+    e.kind = spec_at(id).kind;
+    events_.push_back(std::move(e));
+  }
+
+  // ---- Launches.
+
   void launch_batch() {
     if (to_launch_.empty()) return;
     // Swap out: failures below append to events_ and may make tasks ready for the next round.
@@ -683,7 +462,7 @@ class Coordinator::Impl final : public TaskSubmitter {
     placed_.fill(0);
     for (TaskId id : launching_) {
       const TaskSpec& spec = spec_at(id);
-      auto& r = rt_[id];
+      auto& r = tasks_[id];
       Launcher* launcher = launchers_[static_cast<std::size_t>(spec.kind)];
       fill_request(spec, r);
       auto handle = launcher->launch(request_);
@@ -691,18 +470,18 @@ class Coordinator::Impl final : public TaskSubmitter {
         r.handle = *handle;
         r.launched = true;
         if (auto group = launcher->process_group(r.handle)) {
-          if (groups_.empty()) groups_due_ = Clock::now() + kGroupJournalDelay;
+          if (groups_.empty()) groups_due_ = now() + kGroupJournalDelay;
           groups_.push_back({id, r.attempt, group->pgid, group->start_ticks});
         }
         if (spec.kind == TaskKind::service) {
-          const NodeInfo& node = nodes_[static_cast<std::size_t>(r.node)];
+          const NodeInfo& node = cluster_.node(r.node);
           services_->started(spec, node.address.empty() ? node.name : node.address,
-                             request_.stdout_path, request_.workdir, Clock::now());
+                             request_.stdout_path, request_.workdir, now());
           if (r.stopping) (void)launcher->cancel(r.handle);
         }
       } else {
         free_resources(id);
-        finish_attempt(id, TaskState::failed, -1, handle.status().message(), Clock::now());
+        finish_attempt(id, TaskState::failed, -1, handle.status().message(), now());
       }
     }
     launching_.clear();
@@ -714,13 +493,12 @@ class Coordinator::Impl final : public TaskSubmitter {
   void fill_request(const TaskSpec& spec, const TaskRuntime& r) {
     request_.spec = &spec;
     request_.attempt = r.attempt;
-    request_.node = nodes_[static_cast<std::size_t>(r.node)].name;
+    request_.node = cluster_.node(r.node).name;
     request_.spread.clear();
     if (spec.kind == TaskKind::mpi) {
       if (auto it = spreads_.find(spec.id); it != spreads_.end()) {
         for (const auto& share : it->second) {
-          request_.spread.push_back(
-              {nodes_[static_cast<std::size_t>(share.node)].name, share.ranks});
+          request_.spread.push_back({cluster_.node(share.node).name, share.ranks});
         }
       }
     }
@@ -740,25 +518,25 @@ class Coordinator::Impl final : public TaskSubmitter {
     }
   }
 
+  // The attempt holds no node any more (it ended, or its launch failed).
   void free_resources(TaskId id) {
-    auto& r = rt_[id];
+    auto& r = tasks_[id];
     if (r.node >= 0) {
-      auto spread = spreads_.find(id);
-      if (spread == spreads_.end()) {
-        views_[r.node].free += spec_at(id).total();
-        views_[r.node].running -= 1;
-      } else {
-        for (const auto& share : spread->second) {
-          views_[share.node].free += spec_at(id).per_rank * share.ranks;
-          views_[share.node].running -= 1;
+      where_.node = r.node;
+      where_.shares.clear();
+      if (!spreads_.empty()) {
+        if (auto spread = spreads_.find(id); spread != spreads_.end()) {
+          where_.shares.swap(spread->second);
+          spreads_.erase(spread);
         }
-        spreads_.erase(spread);
       }
+      cluster_.release(spec_at(id), where_);
       r.node = -1;
-      --progress_.running;
     }
     r.launched = false;
   }
+
+  // ---- Updates.
 
   void collect_updates() {
     for (std::size_t k = 0; k < launchers_.size(); ++k) {
@@ -766,8 +544,8 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (l == nullptr || seen_launcher(k)) continue;
       updates_.clear();
       l->poll(updates_);
-      auto now = Clock::now();
-      for (const auto& u : updates_) on_update(u, now);
+      auto t = now();
+      for (const auto& u : updates_) on_update(u, t);
     }
   }
 
@@ -780,16 +558,14 @@ class Coordinator::Impl final : public TaskSubmitter {
   }
 
   void on_update(const StateUpdate& u, TimePoint now) {
-    if (u.task >= rt_.size()) return;
-    auto& r = rt_[u.task];
+    if (u.task >= tasks_.size()) return;
+    auto& r = tasks_[u.task];
     if (r.state != TaskState::running || r.attempt != u.attempt) return;  // stale
     free_resources(u.task);
-    if (spec_at(u.task).kind == TaskKind::service) {
-      on_service_end(u, now);
-      return;
-    }
     auto [outcome, code, message] = outcome_of(u);
-    if (outcome == TaskState::cancelled) {
+    if (spec_at(u.task).kind == TaskKind::service) {
+      services_->on_end(u.task, outcome, code, std::move(message), now);
+    } else if (outcome == TaskState::cancelled) {
       finish(u.task, TaskState::cancelled, code, message.empty() ? "cancelled" : message, now);
     } else {
       finish_attempt(u.task, outcome, code, message, now);
@@ -828,71 +604,49 @@ class Coordinator::Impl final : public TaskSubmitter {
     return Outcome{outcome, code, std::move(message)};
   }
 
+  // ---- Ends.
+
   // An attempt ended: succeed, retry, or fail for good.
   void finish_attempt(TaskId id, TaskState outcome, int code, const std::string& message,
                       TimePoint now) {
     const TaskSpec& spec = spec_at(id);
-    auto& r = rt_[id];
+    auto& r = tasks_[id];
     bool can_retry = outcome != TaskState::succeeded && !stopping_new_work() &&
                      r.attempt <= static_cast<std::uint32_t>(spec.retries);
     if (!can_retry) {
       finish(id, outcome, code, message, now);
       return;
     }
+    // A retry is a new attempt: this one ends (journaled), the next is queued (core/task_state).
+    if (!tasks_.move(id, outcome)) return;
     push_event(id, outcome, code,
                message + " (attempt " + std::to_string(r.attempt) + " of " +
                    std::to_string(spec.retries + 1) + ", retrying)");
     make_ready(id, now);
   }
 
-  void push_event(TaskId id, TaskState state, int code, std::string detail) {
-    TaskEvent e;
-    e.task = id;
-    e.name = spec_at(id).name;
-    e.attempt = rt_[id].attempt;
-    e.state = state;
-    e.time = wall_seconds_now();
-    e.exit_code = code;
-    e.fingerprint = rt_[id].fingerprint;
-    e.detail = std::move(detail);
-    e.kind = spec_at(id).kind;
-    events_.push_back(std::move(e));
-  }
-
   // A task reaches a terminal state.
-  void finish(TaskId id, TaskState state, int code, const std::string& message, TimePoint now) {
-    auto& r = rt_[id];
+  void finish(TaskId id, TaskState state, int code, const std::string& message,
+              TimePoint now) override {
+    auto& r = tasks_[id];
     const TaskSpec& spec = spec_at(id);
     TimePoint started = r.attempt > 0 ? r.started : now;
-    r.state = state;
-    ++terminal_;
-    if (spec.kind == TaskKind::service) {
-      ++service_terminal_;
-      if (state == TaskState::cancelled && !cancelling_) ++service_not_needed_;
-    }
-    count_user(spec, -1);
+    if (!tasks_.move(id, state)) return;
+    if (services_) services_->on_finish(spec, state);
     if (options_.on_task_done) done_.push_back(id);
     push_event(id, state, code, state == TaskState::succeeded ? std::string{} : message);
     queue_.on_finish(spec, state, now - started, now);
     switch (state) {
-      case TaskState::succeeded: {
-        ++progress_.succeeded;
-        for_each_dependent(id, [&](TaskId d) {
-          if (--rt_[d].waiting_on == 0 && rt_[d].state == TaskState::pending) {
-            if (stopping_new_work()) {
-              cancel_unstarted(d, cancelling_ ? "run cancelled" : "not started: fail-fast");
-            } else {
-              make_ready(d, now);
-            }
+      case TaskState::succeeded:
+        tasks_.for_each_dependent(id, [&](TaskId d) {
+          if (--tasks_[d].waiting_on == 0 && tasks_.state(d) == TaskState::pending) {
+            unblocked(d, now);
           }
         });
         return;
-      }
       case TaskState::cancelled:
-        ++progress_.cancelled;
         break;
-      default: {
-        ++progress_.failed;
+      default:
         failed_for_good_ = true;
         failures_.push_back(
             FailedTask{spec.name, state, message,
@@ -902,57 +656,28 @@ class Coordinator::Impl final : public TaskSubmitter {
         if (options_.fail_fast)
           cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
         break;
-      }
     }
     cancel_dependents(id, "dependency '" + spec.name + "' " + to_string(state));
   }
 
-  void cancel_unstarted(TaskId id, const std::string& why) {
-    auto& r = rt_[id];
+  void cancel_unstarted(TaskId id, const std::string& why) override {
+    auto& r = tasks_[id];
     if (r.state == TaskState::ready) queue_.remove(id);
-    unpark(id);
-    r.state = TaskState::cancelled;
-    ++terminal_;
-    count_user(spec_at(id), -1);
-    if (spec_at(id).kind == TaskKind::service) ++service_terminal_;
-    ++progress_.cancelled;
+    r.parked = false;
+    if (!tasks_.move(id, TaskState::cancelled)) return;
+    if (services_) services_->count_user(spec_at(id), -1);
     if (options_.on_task_done) done_.push_back(id);
     push_event(id, TaskState::cancelled, 0, why);
   }
 
   // Every task downstream of `id` that has not started can never run now.
   void cancel_dependents(TaskId id, const std::string& why) {
-    stack_.clear();
-    stack_.push_back(id);
-    while (!stack_.empty()) {
-      TaskId u = stack_.back();
-      stack_.pop_back();
-      for_each_dependent(u, [&](TaskId d) {
-        if (rt_[d].state == TaskState::pending) {
-          cancel_unstarted(d, why);
-          stack_.push_back(d);
-        }
-      });
-    }
-  }
-
-  // Calls f(d) for every task d that lists `id` in its `after`: the graph's own edges (CSR), then
-  // those of tasks submitted while running.
-  template <typename F>
-  void for_each_dependent(TaskId id, F&& f) {
-    if (id < base_count_) {
-      for (auto i = dep_offsets_[id]; i < dep_offsets_[id + 1]; ++i) f(dep_targets_[i]);
-    }
-    if (extra_dependents_.empty()) return;
-    auto it = extra_dependents_.find(id);
-    if (it == extra_dependents_.end()) return;
-    // f may submit nothing (handlers run later), so the list is stable while we walk it.
-    for (TaskId d : it->second) f(d);
+    tasks_.cascade(id, [&](TaskId d) { cancel_unstarted(d, why); });
   }
 
   void cancel_all_unstarted(const std::string& why) {
-    for (TaskId id = 0; id < rt_.size(); ++id) {
-      auto s = rt_[id].state;
+    for (TaskId id = 0; id < tasks_.size(); ++id) {
+      auto s = tasks_.state(id);
       if (s == TaskState::pending || s == TaskState::ready) cancel_unstarted(id, why);
     }
   }
@@ -965,16 +690,15 @@ class Coordinator::Impl final : public TaskSubmitter {
     cancel_seen_ = requests;
     if (!cancelling_) {
       cancelling_ = true;
-      progress_.cancelling = true;
       cancel_all_unstarted("run cancelled");
     }
     // Every request (re)sends the cancel: launchers escalate to SIGKILL after their grace.
-    for (TaskId id = 0; id < rt_.size(); ++id) {
-      if (rt_[id].state == TaskState::running && rt_[id].launched) {
-        (void)launchers_[static_cast<std::size_t>(spec_at(id).kind)]->cancel(rt_[id].handle);
-      }
+    for (TaskId id = 0; id < tasks_.size(); ++id) {
+      if (tasks_.state(id) == TaskState::running && tasks_[id].launched) stop_attempt(id);
     }
   }
+
+  // ---- Waiting.
 
   void wait_for_activity() {
     fds_.clear();
@@ -990,45 +714,44 @@ class Coordinator::Impl final : public TaskSubmitter {
       }
     }
     if (cancel_ != nullptr) fds_.push_back(pollfd{cancel_->fd(), POLLIN, 0});
-    auto now = Clock::now();
-    TimePoint deadline = now + std::chrono::seconds(1);
+    auto t = now();
+    TimePoint deadline = t + std::chrono::seconds(1);
     if (observer_ != nullptr) deadline = std::min(deadline, next_tick_);
     for (std::size_t k = 0; k < launchers_.size(); ++k) {
       if (launchers_[k] == nullptr) continue;
       if (auto d = launchers_[k]->next_deadline()) deadline = std::min(deadline, *d);
     }
-    if (any_fdless) deadline = std::min(deadline, now + std::chrono::milliseconds(5));
+    if (any_fdless) deadline = std::min(deadline, t + std::chrono::milliseconds(5));
     if (!groups_.empty()) deadline = std::min(deadline, groups_due_);
     if (services_) {
       if (auto d = services_->next_deadline()) deadline = std::min(deadline, *d);
-      if (!delayed_.empty()) deadline = std::min(deadline, delayed_.front().first);
     }
-    int rc = ::poll(fds_.data(), fds_.size(), timeout_ms_until(deadline, now));
-    (void)rc;  // EINTR and timeouts alike: the loop re-polls everything
+    (clock_ == nullptr ? real_loop_clock() : *clock_).wait(fds_, deadline);
   }
 
-  void maybe_tick(TimePoint now) {
-    if (observer_ == nullptr || now < next_tick_) return;
-    next_tick_ = now + options_.tick_interval;
+  void maybe_tick(TimePoint t) {
+    if (observer_ == nullptr || t < next_tick_) return;
+    next_tick_ = t + options_.tick_interval;
     report_progress(false);
   }
 
   void report_progress(bool final) {
     if (observer_ == nullptr) return;
-    progress_.elapsed_s = std::chrono::duration<double>(Clock::now() - started_).count();
-    observer_->on_progress(progress_, final);
+    elapsed_s_ = std::chrono::duration<double>(now() - started_).count();
+    observer_->on_progress(progress(), final);
   }
 
-  // The journal failed: stop launching, stop what runs (it will rerun on resume), report.
-  Status abort_run(const Status& why) {
+  // ---- Stopping early.
+
+  // Stops what runs (it reruns on resume) and waits, at most 30 s, for the launchers to see it
+  // end.
+  void stop_everything() {
     groups_.clear();  // what runs now is stopped below: nothing to find on resume
-    for (TaskId id = 0; id < rt_.size(); ++id) {
-      if (rt_[id].launched) {
-        (void)launchers_[static_cast<std::size_t>(spec_at(id).kind)]->cancel(rt_[id].handle);
-      }
+    for (TaskId id = 0; id < tasks_.size(); ++id) {
+      if (tasks_[id].launched) stop_attempt(id);
     }
-    auto give_up = Clock::now() + std::chrono::seconds(30);
-    while (Clock::now() < give_up) {
+    auto give_up = now() + std::chrono::seconds(30);
+    while (now() < give_up) {
       std::size_t busy = 0;
       for (auto* l : launchers_) {
         if (l == nullptr) continue;
@@ -1039,16 +762,35 @@ class Coordinator::Impl final : public TaskSubmitter {
       if (busy == 0) break;
       wait_for_activity();
     }
+  }
+
+  // The journal failed: stop launching, stop what runs, report.
+  Status abort_run(const Status& why) {
+    stop_everything();
     return Status(why.code(), "journal write failed, run stopped: " + why.message());
+  }
+
+  // The coordinator broke its own rules (a move outside the state machine): stop, report.
+  Status stop_run(Status why) {
+    stop_everything();
+    return why;
+  }
+
+  Progress progress() const {
+    Progress p = tasks_.progress();
+    p.elapsed_s = elapsed_s_;  // as of the last report
+    p.cancelling = cancelling_;
+    return p;
   }
 
   RunSummary summary() const {
     RunSummary s;
-    s.progress = progress_;
+    s.progress = progress();
     s.failures = failures_;
+    const std::int64_t not_needed = services_ ? services_->not_needed() : 0;
     if (cancelling_) {
       s.status = RunStatus::cancelled;
-    } else if (progress_.failed > 0 || progress_.cancelled > service_not_needed_) {
+    } else if (s.progress.failed > 0 || s.progress.cancelled > not_needed) {
       s.status = RunStatus::failed;
     } else {
       s.status = RunStatus::succeeded;
@@ -1059,29 +801,26 @@ class Coordinator::Impl final : public TaskSubmitter {
   const WorkflowGraph& graph_;
   StateStore& store_;
   std::string run_id_;
-  std::vector<NodeInfo> nodes_;
-  std::vector<NodeView> views_;
+  ClusterState cluster_;
+  PlacementStep step_;
   QueuePolicy& queue_;
-  PlacementPolicy& placement_;
   LauncherTable launchers_;
   CoordinatorOptions options_;
   CancelToken* cancel_;
   RunObserver* observer_;
+  LoopClock* clock_;  // nullptr: the real one (called directly: no virtual call per event)
   std::string default_workdir_;
 
-  std::vector<TaskRuntime> rt_;
+  TaskTable tasks_;
   // Tasks submitted while running (ids from base_count_ on): a deque, so references to them stay
   // valid for launchers that hold them.
   std::size_t base_count_ = 0;
   std::deque<TaskSpec> added_;
-  std::unordered_map<TaskId, std::vector<TaskId>> extra_dependents_;
   std::unordered_set<std::string_view> names_;  // built on the first submission
   std::unordered_map<std::string_view, const TaskRecord*> previous_names_;
   const std::unordered_map<std::string_view, const TaskRecord*>* previous_by_name_ = nullptr;
   std::vector<TaskId> done_;     // ended since the handlers last ran
   std::vector<TaskId> skipped_;  // succeeded in an earlier session (resume)
-  std::vector<std::uint32_t> dep_offsets_;
-  std::vector<TaskId> dep_targets_;
   std::vector<TaskEvent> events_;
   // Process groups launched since the last flush, journaled with the next events (at the latest
   // kGroupJournalDelay after the first of them): until then a SIGKILLed coordinator's resume
@@ -1091,39 +830,26 @@ class Coordinator::Impl final : public TaskSubmitter {
   static constexpr Duration kGroupJournalDelay = std::chrono::milliseconds(20);
   std::vector<TaskId> to_launch_;
   std::vector<TaskId> launching_;
-  std::vector<TaskId> stack_;
   std::vector<StateUpdate> updates_;
   std::vector<pollfd> fds_;
   std::vector<FailedTask> failures_;
   LaunchRequest request_;
   // MPI tasks running across several nodes (rare: the map stays small).
   std::unordered_map<TaskId, std::vector<RankShare>> spreads_;
-  TaskSpec probe_;  // scratch for spread_mpi_task
+  Placement where_;  // free_resources' scratch
   // Text the queued events_ view (TaskEvent holds string_views) until flushed; a deque keeps it
   // put.
   std::deque<std::string> event_text_;
-  std::array<std::size_t, 4> slot_of_kind_{};  // first kind index served by the same launcher
-  std::array<std::size_t, 4> placed_{};        // placed this round, per slot, not yet launched
-  Progress progress_;
-  std::size_t terminal_ = 0;
+  std::array<std::size_t, kTaskKindCount> slot_of_kind_{};  // first kind served by its launcher
+  std::array<std::size_t, kTaskKindCount> placed_{};  // placed this round, per slot, not launched
 
-  // Services (empty unless the graph declares some).
-  std::unique_ptr<ServiceSupervisor> services_;
-  std::vector<std::vector<TaskId>> parked_;            // per service: tasks waiting for it to be up
-  std::vector<std::int64_t> users_left_;               // per service: its users not yet terminal
-  std::vector<std::uint8_t> had_users_;                // per service: some task uses it
-  std::vector<std::uint8_t> service_stopped_;          // per service: stop decided
-  std::vector<std::pair<TimePoint, TaskId>> delayed_;  // replicas to restart: a min-heap by time
-  std::unordered_map<TaskId, std::string> startup_failures_;  // replicas stopped for not starting
-  std::vector<ServiceNotice> notices_;
-  std::size_t service_tasks_ = 0;
-  std::size_t service_terminal_ = 0;
-  std::int64_t service_not_needed_ = 0;  // replicas cancelled because nothing needed them
+  std::unique_ptr<ServiceLifecycle> services_;  // null unless the graph declares services
   bool cancelling_ = false;
   bool failed_for_good_ = false;
   int cancel_seen_ = 0;
   TimePoint started_;
   TimePoint next_tick_;
+  double elapsed_s_ = 0;
 };
 
 Coordinator::Coordinator(const WorkflowGraph& graph, StateStore& store, std::string run_id,

@@ -1,10 +1,14 @@
 // Coordinator: runs one WorkflowGraph to completion on one event loop.
 //
 // Each loop round: fold launcher updates into task states, move tasks whose dependencies are done
-// to the queue policy, place what fits (queue policy picks, placement policy chooses the node),
-// journal every transition of the round in ONE StateStore::append, and only then launch. So a
-// coordinator killed at any instant resumes from the journal without repeating finished work, and
-// journaling costs one transaction per round, not one per task.
+// to the queue policy, place what fits (queue policy picks, the placement step chooses the node or
+// the rank shares), journal every transition of the round in ONE StateStore::append, and only then
+// launch. So a coordinator killed at any instant resumes from the journal without repeating
+// finished work, and journaling costs one transaction per round, not one per task.
+//
+// Its parts: runtime/task_table.hpp (task states under the state machine, dependencies, the cancel
+// cascade, counters), schedulers/placement/ (PlacementStep, ClusterState), runtime/services/
+// service_lifecycle.hpp (park, wake, restart, stop), and the loop in coordinator.cpp.
 //
 // Threading: run() blocks the calling thread; every other method of the policies, launchers and
 // store is called from it. Cancellation comes in through a CancelToken.
@@ -20,6 +24,7 @@
 #include "core/node_info.hpp"
 #include "core/workflow_graph.hpp"
 #include "runtime/cancel_token.hpp"
+#include "runtime/loop_clock.hpp"
 #include "runtime/run_observer.hpp"
 #include "runtime/store/state_store.hpp"
 #include "schedulers/policy.hpp"
@@ -27,7 +32,7 @@
 namespace chorus {
 
 // Which launcher runs each TaskKind (indexed by the enum's value); nullptr = kind not supported.
-using LauncherTable = std::array<Launcher*, 4>;
+using LauncherTable = std::array<Launcher*, kTaskKindCount>;
 
 // Lets a completion handler add work to the running workflow (see CoordinatorOptions).
 class TaskSubmitter {
@@ -65,6 +70,9 @@ struct CoordinatorOptions {
   // Given to every task as CHORUS_RUN_TOKEN (RunInfo::token): how a resume recognises the run's
   // processes. Empty: not set.
   std::string run_token;
+  // Where the loop reads the time and waits (must outlive run()); nullptr = the real clock and
+  // poll(2). Tests inject a manual one.
+  LoopClock* clock = nullptr;
 };
 
 struct FailedTask {

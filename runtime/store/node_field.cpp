@@ -1,9 +1,15 @@
-// split_node_field (state_store.hpp): the journal's node field of an attempt.
+#include "runtime/store/node_field.hpp"
+
 #include <charconv>
 
-#include "runtime/store/state_store.hpp"
-
 namespace chorus {
+
+void append_node_field(std::string& out, std::string_view node, std::int64_t cores) {
+  if (!out.empty()) out += ',';
+  out += node;
+  out += ':';
+  out += std::to_string(cores);
+}
 
 std::vector<NodeCores> split_node_field(std::string_view field, int cores) {
   std::vector<NodeCores> out;

@@ -18,6 +18,7 @@
 #include "core/status.hpp"
 #include "core/task_spec.hpp"
 #include "core/task_state.hpp"
+#include "runtime/store/node_field.hpp"  // the node field's format
 
 namespace chorus {
 
@@ -65,7 +66,7 @@ struct TaskEvent {
   TaskKind kind = TaskKind::executable;
   int cores = 0;  // the attempt's total cores (ranks x cores per rank); 0 = none
   // Name of the node it runs on; empty when not placed. An MPI task spread over several nodes:
-  // "n1:8,n2:4", each node with the cores held there (split_node_field reads both forms).
+  // "n1:8,n2:4", each node with the cores held there (store/node_field.hpp writes and reads it).
   std::string_view node;
 };
 
@@ -96,14 +97,6 @@ struct EventRecord {
   int cores = 0;
   std::string node;
 };
-
-// The nodes of an event's `node` field with the cores held on each: "n1" -> {n1, cores};
-// "n1:8,n2:4" -> {n1, 8}, {n2, 4}. Empty field: nothing.
-struct NodeCores {
-  std::string node;
-  int cores = 0;
-};
-std::vector<NodeCores> split_node_field(std::string_view field, int cores);
 
 // The last known state of one task, folded from its events.
 struct TaskRecord {

@@ -1,0 +1,310 @@
+// The coordinator's loop driven step by step: a scripted launcher (tasks end when the test says),
+// the in-memory journal and a manual clock, for orders of events real processes make hard to
+// produce. tests/runtime/test_coordinator.cpp and tests/integration keep the real parts.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "api/tasks.hpp"
+#include "runtime/coordinator.hpp"
+#include "runtime/scripted_launcher.hpp"
+#include "schedulers/placement/first_fit.hpp"
+#include "schedulers/queue/fifo_queue.hpp"
+#include "support/memory_journal.hpp"
+#include "support/process.hpp"
+
+using namespace chorus;
+using chorus::test::ManualClock;
+using chorus::test::MemoryJournal;
+using chorus::test::ScriptedLauncher;
+
+namespace {
+
+struct Logic {
+  ManualClock clock;
+  ScriptedLauncher launcher{clock};
+  MemoryJournal journal;
+  RunInfo run;
+  FifoQueue queue;
+  FirstFit placement;
+  CancelToken cancel;
+  std::vector<NodeInfo> nodes{NodeInfo{"n1", {4, 0, 0}}};
+  CoordinatorOptions options;
+
+  Logic() {
+    RunInfo info;
+    info.workflow_name = "logic";
+    run = journal.create_run(info).value();
+    options.clock = &clock;
+    options.log_dir = "/nonexistent/logs";  // nothing is written: the launcher runs nothing
+  }
+
+  Result<RunSummary> go(const WorkflowGraph& g) {
+    LauncherTable launchers{};
+    launchers.fill(&launcher);
+    Coordinator c(g, journal, run.id, nodes, queue, placement, launchers, options, &cancel);
+    auto result = c.run(nullptr);
+    CHECK_MESSAGE(clock.script_done(), "the run ended before the script did");
+    return result;
+  }
+
+  // The journal's events of one task, as "state:attempt[:detail]".
+  std::vector<std::string> history(const std::string& task) {
+    std::vector<std::string> out;
+    const std::vector<EventRecord> events = journal.events(run.id).value();
+    for (const auto& e : events) {
+      if (e.name != task) continue;
+      std::string line = std::string(to_string(e.state)) + ":" + std::to_string(e.attempt);
+      if (!e.detail.empty()) line += ":" + e.detail;
+      out.push_back(line);
+    }
+    return out;
+  }
+};
+
+TaskSpec task(const std::string& name, std::vector<TaskId> after = {}, int cores = 1) {
+  TaskSpec t = shell_task(name, "true", std::move(after));
+  t.per_rank.cores = cores;
+  return t;
+}
+
+using Lines = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("Runtime.CoordinatorLogic.UpdateAfterCancelIsIgnored") {
+  Logic t;
+  t.launcher.cancel_ends_at_once = false;
+  WorkflowGraph g;
+  const TaskId a = g.add(task("a"));
+  g.add(task("b", {a}));
+  g.add(task("c"));
+  t.clock.then([&] {
+    REQUIRE(t.launcher.running("a"));
+    REQUIRE(t.launcher.running("c"));
+    t.cancel.request();
+  });
+  t.clock.then([&] {
+    CHECK(t.launcher.cancels == Lines{"a", "c"});
+    t.launcher.end_cancelled("a");
+  });
+  t.clock.then([&] {
+    // a's process reports again after its cancelled end (a late exit of the same attempt).
+    t.launcher.stale(a, 1, UpdateKind::exited, 0);
+    t.launcher.end_cancelled("c");
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::cancelled);
+  CHECK(t.history("a") == Lines{"running:1", "cancelled:1:cancelled"});
+  CHECK(t.history("b") == Lines{"cancelled:0:run cancelled"});
+  CHECK(s->progress.cancelled == 3);
+  CHECK(s->progress.succeeded == 0);
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.LaunchFailureFailsTheAttemptAndFreesTheNode") {
+  Logic t;
+  WorkflowGraph g;
+  TaskSpec a = task("a", {}, 4);
+  a.retries = 1;
+  g.add(a);
+  g.add(task("b", {}, 4));
+  t.launcher.fail_launch("a", "agent on n1 is gone");
+  t.clock.then([&] {
+    // a's failed launch gave its 4 cores back: b, which queued behind it, got them.
+    REQUIRE(t.launcher.running("b"));
+    CHECK(t.launcher.attempts("a") == 0);
+    t.launcher.exit("b");
+  });
+  t.clock.then([&] {
+    REQUIRE(t.launcher.running("a"));
+    CHECK(t.launcher.last("a").attempt == 2);
+    t.launcher.exit("a");
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::succeeded);
+  CHECK(t.history("a") == Lines{"running:1",
+                                "failed:1:agent on n1 is gone (attempt 1 of 2, retrying)",
+                                "running:2", "succeeded:2"});
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.LostTaskIsRetriedThenFailsForGood") {
+  Logic t;
+  WorkflowGraph g;
+  TaskSpec a = task("a");
+  a.retries = 1;
+  const TaskId ia = g.add(a);
+  g.add(task("after_a", {ia}));
+  t.clock.then([&] { t.launcher.lose("a"); });
+  t.clock.then([&] {
+    CHECK(t.launcher.last("a").attempt == 2);
+    t.launcher.lose("a");
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::failed);
+  REQUIRE(s->failures.size() == 1);
+  CHECK(s->failures[0].message == "lost by its launcher");
+  CHECK(t.history("a") == Lines{"running:1",
+                                "failed:1:lost by its launcher (attempt 1 of 2, retrying)",
+                                "running:2", "failed:2:lost by its launcher"});
+  CHECK(t.history("after_a") == Lines{"cancelled:0:dependency 'a' failed"});
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.RetryRacingACancelIsNotLaunched") {
+  Logic t;
+  WorkflowGraph g;
+  TaskSpec a = task("a");
+  a.retries = 3;
+  g.add(a);
+  // The attempt fails and the run is cancelled before the coordinator looks again: the retry is
+  // queued by the failure, then cancelled with the rest, never launched.
+  t.clock.then([&] {
+    t.launcher.exit("a", 1);
+    t.cancel.request();
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::cancelled);
+  CHECK(t.launcher.attempts("a") == 1);
+  CHECK(t.history("a") == Lines{"running:1",
+                                "failed:1:exited with status 1 (attempt 1 of 4, retrying)",
+                                "cancelled:1:run cancelled"});
+  CHECK(s->progress.failed == 0);
+  CHECK(s->progress.cancelled == 1);
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.FailureAfterACancelIsNotRetried") {
+  Logic t;
+  t.launcher.cancel_ends_at_once = false;
+  WorkflowGraph g;
+  TaskSpec a = task("a");
+  a.retries = 3;
+  g.add(a);
+  t.clock.then([&] { t.cancel.request(); });
+  t.clock.then([&] {
+    CHECK(t.launcher.cancels == Lines{"a"});
+    t.launcher.exit("a", 1);  // it failed on its own before the signal reached it
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::cancelled);
+  CHECK(t.launcher.attempts("a") == 1);
+  CHECK(t.history("a") == Lines{"running:1", "failed:1:exited with status 1"});
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.ServiceRestartWaitsForItsBackoffOnTheClock") {
+  Logic t;
+  chorus::test::TempDir dir;
+  WorkflowGraph g;
+  g.workdir = dir.path();
+  ServiceSpec db;
+  db.name = "db";
+  db.ready.kind = ProbeKind::file;
+  db.ready.path = "db.ready";
+  db.ready.interval = std::chrono::milliseconds(100);
+  db.startup_timeout = std::chrono::minutes(10);
+  db.restart.when = RestartWhen::on_failure;
+  db.restart.max_restarts = 3;
+  db.restart.backoff = std::chrono::seconds(10);
+  const ServiceId sid = add_service(g, db, shell_task("db", "serve"));
+  TaskSpec user = task("user");
+  user.uses = {sid};
+  g.add(user);
+
+  TimePoint crashed{};
+  t.clock.then([&] {
+    REQUIRE(t.launcher.running("db"));
+    CHECK(!t.launcher.running("user"));  // parked until db is up
+    crashed = t.clock.now();
+    t.launcher.exit("db", 1);
+  });
+  t.clock.then_when([&] { return t.launcher.attempts("db") == 2; },
+                    [&] {
+                      // Relaunched once the manual clock passed the back-off, not before.
+                      CHECK(t.launcher.last("db").at - crashed >= std::chrono::seconds(10));
+                      CHECK(!t.launcher.running("user"));
+                      std::ofstream(dir / "db.ready") << "db-host:5432\n";
+                    });
+  t.clock.then_when([&] { return t.launcher.running("user"); },
+                    [&] {
+                      const auto& env = t.launcher.last("user").env;
+                      CHECK(std::find(env.begin(), env.end(),
+                                      std::pair<std::string, std::string>{
+                                          "CHORUS_SERVICE_DB", "db-host:5432"}) != env.end());
+                      t.launcher.exit("user");
+                    });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::succeeded);
+  CHECK(t.history("db") == Lines{"running:1",
+                                 "failed:1:exited with status 1 (restart 1 of 3 in 10.00s)",
+                                 "running:2", "running:2:ready at db-host:5432", "succeeded:2"});
+  CHECK(t.launcher.cancels == Lines{"db"});  // stopped once its only user was done
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.FailFastLetsRunningTasksFinishAndStartsNothing") {
+  Logic t;
+  t.nodes = {NodeInfo{"n1", {3, 0, 0}}};
+  t.options.fail_fast = true;
+  WorkflowGraph g;
+  for (const char* name : {"a", "b", "c", "d", "e"}) g.add(task(name));
+  t.clock.then([&] {
+    REQUIRE(t.launcher.running("a"));
+    REQUIRE(t.launcher.running("b"));
+    REQUIRE(t.launcher.running("c"));
+    t.launcher.exit("b", 2);
+  });
+  t.clock.then([&] {
+    CHECK(t.launcher.cancels.empty());  // what runs is left to finish
+    t.launcher.exit("a");
+    t.launcher.exit("c");
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::failed);
+  CHECK(t.launcher.attempts("d") == 0);
+  CHECK(t.launcher.attempts("e") == 0);
+  CHECK(t.history("d") == Lines{"cancelled:0:not started: fail-fast after 'b' failed"});
+  CHECK(s->progress.succeeded == 2);
+  CHECK(s->progress.failed == 1);
+  CHECK(s->progress.cancelled == 2);
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.JournalFailureStopsWhatRuns") {
+  Logic t;
+  WorkflowGraph g;
+  g.add(task("a"));
+  g.add(task("b"));
+  t.clock.then([&] {
+    t.journal.fail_appends("the disk is full");
+    t.launcher.exit("a");
+  });
+  auto s = t.go(g);
+  REQUIRE(!s.ok());
+  CHECK(s.status().message() == "journal write failed, run stopped: the disk is full");
+  CHECK(t.launcher.cancels == Lines{"b"});
+  CHECK(t.launcher.in_flight() == 0);
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.MpiTaskSpreadOverNodesIsJournaledWithItsShares") {
+  Logic t;
+  t.nodes = {NodeInfo{"n1", {4, 0, 0}}, NodeInfo{"n2", {4, 0, 0}}};
+  WorkflowGraph g;
+  TaskSpec sim = task("sim");
+  sim.kind = TaskKind::mpi;
+  sim.ranks = 6;
+  g.add(sim);
+  t.clock.then([&] {
+    CHECK(t.launcher.last("sim").spread == std::vector<NodeRanks>{{"n1", 4}, {"n2", 2}});
+    t.launcher.exit("sim");
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::succeeded);
+  auto events = t.journal.events(t.run.id).value();
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].node == "n1:4,n2:2");
+  CHECK(events[0].cores == 6);
+}
