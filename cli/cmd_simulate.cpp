@@ -93,8 +93,7 @@ Result<std::map<std::string, double>> parse_weights(const std::string& text) {
 // --weights, --grace): a --compare list gives the weights to those of its policies that take
 // them and not to the others, as each policy declares.
 Result<SchedulerPolicies> make_policies(const PolicyRegistry& registry, const std::string& queue,
-                                        const std::string& placement,
-                                        const PolicyOptions& options,
+                                        const std::string& placement, const PolicyOptions& options,
                                         const std::map<std::string, double>& job_weights = {}) {
   SchedulerChoice choice;
   choice.queue = queue;
@@ -233,7 +232,8 @@ void run_simulate(const Args& a) {
     // Refused here even when no policy of a --compare list takes it.
     auto g = parse_duration(a.grace);
     if (!g.ok()) fail(invalid_argument("--grace: " + g.status().message()));
-    policy_options.set({"grace", {"--grace"}, {OptionValue::Kind::scalar, a.grace, {}, {"--grace"}}});
+    policy_options.set(
+        {"grace", {"--grace"}, {OptionValue::Kind::scalar, a.grace, {}, {"--grace"}}});
   }
   double partition_s = 0;
   if (!a.partition.empty()) {

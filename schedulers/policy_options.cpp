@@ -29,8 +29,9 @@ void check_option_value(const OptionEntry& entry, OptionKind kind,
   switch (kind) {
     case OptionKind::user_weights:
       if (v.kind != OptionValue::Kind::map) {
-        issues.push_back({v.at, label + " must map users to numbers, such as {alice: 2, bob: 1}, "
-                                        "got " +
+        issues.push_back({v.at, label +
+                                    " must map users to numbers, such as {alice: 2, bob: 1}, "
+                                    "got " +
                                     v.describe()});
         return;
       }
@@ -48,8 +49,8 @@ void check_option_value(const OptionEntry& entry, OptionKind kind,
       return;
     case OptionKind::duration:
       if (!scalar || !parse_duration(v.text).ok()) {
-        issues.push_back({v.at, label + " must be a duration such as 1s or 500ms, got " +
-                                    v.describe()});
+        issues.push_back(
+            {v.at, label + " must be a duration such as 1s or 500ms, got " + v.describe()});
       }
       return;
     case OptionKind::number:
@@ -70,8 +71,8 @@ std::optional<std::map<std::string, double>> user_weights_of(const OptionValue& 
   if (value.kind != OptionValue::Kind::map) return std::nullopt;
   std::map<std::string, double> out;
   for (const OptionEntry& user : value.items) {
-    auto w = user.value.kind == OptionValue::Kind::scalar ? parse_number(user.value.text)
-                                                          : std::nullopt;
+    auto w =
+        user.value.kind == OptionValue::Kind::scalar ? parse_number(user.value.text) : std::nullopt;
     if (user.key.empty() || !w || !(*w > 0)) return std::nullopt;
     out[user.key] = *w;
   }

@@ -207,18 +207,18 @@ SectionOutcome build_section(const Table<QueuePolicy>& queues,
       std::vector<std::string> known = scheduler_section_keys();
       for (const auto& k : keys_of(q->options)) known.push_back(k);
       for (const auto& k : keys_of(p->options)) known.push_back(k);
-      out.issues.push_back({e.key_at, "unknown key " + option_label(e) + did_you_mean(e.key, known) +
-                                          "; options of " + policy_label(kQueue, queue) + ": " +
-                                          options_phrase(q->options) + ", of " +
-                                          policy_label(kPlacement, placement) + ": " +
-                                          options_phrase(p->options)});
+      out.issues.push_back(
+          {e.key_at, "unknown key " + option_label(e) + did_you_mean(e.key, known) +
+                         "; options of " + policy_label(kQueue, queue) + ": " +
+                         options_phrase(q->options) + ", of " +
+                         policy_label(kPlacement, placement) + ": " + options_phrase(p->options)});
     }
   }
   // Each policy's own problems are found even when the other has some.
   out.policies.queue =
       build(*q, kQueue, queue, choice.queue_at, queue_options, context, out.issues);
-  out.policies.placement = build(*p, kPlacement, placement, choice.placement_at,
-                                 placement_options, context, out.issues);
+  out.policies.placement =
+      build(*p, kPlacement, placement, choice.placement_at, placement_options, context, out.issues);
   return out;
 }
 

@@ -51,8 +51,7 @@ class PolicyRegistry {
   void add_queue(std::string name, QueueFactory factory);
   void add_queue(std::string name, std::vector<OptionSpec> options, QueueBuilder builder);
   void add_placement(std::string name, PlacementFactory factory);
-  void add_placement(std::string name, std::vector<OptionSpec> options,
-                     PlacementBuilder builder);
+  void add_placement(std::string name, std::vector<OptionSpec> options, PlacementBuilder builder);
 
   // One policy with its own options. Errors: not_found for an unknown name, listing the known
   // ones ("unknown queue policy 'fifoo' (did you mean 'fifo'?); known: fair, fifo, uwfq");
