@@ -11,14 +11,14 @@ Result<RunPolicies> make_run_policies(const WorkflowGraph& graph, const RunOptio
     registry = &builtins;
   }
   SchedulerChoice choice = graph.scheduler;
-  // Names given in code (or by a flag) override the file's; they have no place in it.
+  // Names given in code or by a flag override the file's.
   if (!options.queue.empty()) {
     choice.queue = options.queue;
-    choice.queue_at = {};
+    choice.queue_at = options.queue_at;
   }
   if (!options.placement.empty()) {
     choice.placement = options.placement;
-    choice.placement_at = {};
+    choice.placement_at = options.placement_at;
   }
   RunPolicies out;
   PolicyContext context;

@@ -56,6 +56,7 @@ int run_command(RunArgs a) {
   }
   RunOptions options;
   options.queue = a.queue;
+  if (!a.queue.empty()) options.queue_at = {"--queue"};
   options.oversubscribe = a.oversubscribe;
   if (a.cores > 0) options.nodes = {machine};
   std::unique_ptr<LivePlanSetup> plan;  // `scheduler: {planner: ...}`; outlives the run
