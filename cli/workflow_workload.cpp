@@ -134,7 +134,14 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
     sim::SimJob& job = w.jobs[it->second];
     sim::SimTask st;
     st.runtime_s = runtime[i];
-    st.cores = std::max(1, t.total().cores);
+    if (t.kind == TaskKind::mpi) {
+      // Its shape, so the simulator spreads its ranks over nodes as a live run does.
+      st.cores = std::max(1, t.per_rank.cores);
+      st.ranks = t.ranks;
+      st.nodes = t.nodes;
+    } else {
+      st.cores = std::max(1, t.total().cores);
+    }
     for (auto a : t.after) {
       if (is_service(tasks[a])) continue;
       if (where[a].job == it->second) {

@@ -24,8 +24,10 @@ struct WorkflowWorkload {
 // dependencies stay as they are, inside a job (`after`) and across jobs (`after_other`). A task's
 // runtime is its `estimate:`, else the mean runtime of its job class over this workflow's newest
 // 20 earlier runs in the journal under `state_dir` (what uwfq's HistoryWork learns from live),
-// else the task entry is a located error. Service replicas are left out (they hold their cores
-// for as long as the run lasts, not for a runtime), and so are waits on them. Without runtime:
+// else the task entry is a located error. An MPI task keeps its shape (ranks x cores per rank,
+// `nodes:`), so the simulator spreads it over nodes as a live run does. Service replicas are left
+// out (they hold their cores for as long as the run lasts, not for a runtime), and so are waits on
+// them. Without runtime:
 //   "wf.yaml:6:11: chorus simulate needs a runtime for every task, and 'b' has none: ..."
 // Errors: the workflow's own (located), invalid_argument for tasks without runtimes.
 Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::string& state_dir);

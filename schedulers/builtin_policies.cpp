@@ -1,6 +1,9 @@
 // The built-in policies. A new policy is one file pair and one line here; a policy with options
 // names them (option_specs) and builds from them (from_args) in its own files, defaults included.
+#include "schedulers/placement/balanced_allocation.hpp"
 #include "schedulers/placement/first_fit.hpp"
+#include "schedulers/placement/kube_default.hpp"
+#include "schedulers/placement/least_allocated.hpp"
 #include "schedulers/policy_registry.hpp"
 #include "schedulers/queue/cfq_queue.hpp"
 #include "schedulers/queue/fair_queue.hpp"
@@ -17,6 +20,9 @@ void register_builtin_policies(PolicyRegistry& r) {
   r.add_queue("cfq", CfqQueue::option_specs(), CfqQueue::from_args);
   r.add_queue("uwfq", UwfqQueue::option_specs(), UwfqQueue::from_args);
   r.add_placement("first-fit", [] { return std::make_unique<FirstFit>(); });
+  r.add_placement("least-allocated", [] { return std::make_unique<LeastAllocated>(); });
+  r.add_placement("balanced-allocation", [] { return std::make_unique<BalancedAllocation>(); });
+  r.add_placement("kube-default", [] { return std::make_unique<KubeDefault>(); });
 }
 
 }  // namespace chorus

@@ -14,13 +14,20 @@
 #include "core/task_spec.hpp"
 #include "core/task_state.hpp"
 #include "core/units.hpp"
+#include "schedulers/node_facts.hpp"
 
 namespace chorus {
 
+// One node as a policy sees it. More per-node facts go into NodeFacts (node_facts.hpp), not here.
 struct NodeView {
   const NodeInfo* info = nullptr;
   Resources free;   // capacity minus what running tasks hold
   int running = 0;  // tasks running there
+  // Its position in the cluster's nodes (ClusterState and the views' span), for a policy that
+  // keeps tables of its own by node; -1 in a view built by hand without one.
+  int index = -1;
+  // The node's other facts (ClusterState owns them); null in a view built by hand without them.
+  const NodeFacts* facts = nullptr;
 };
 
 struct ClusterView {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/text.hpp"
+#include "schedulers/placement/rank_spread.hpp"
 #include "workflows/placeholder.hpp"
 #include "workflows/round_blueprint.hpp"
 #include "workflows/task_instance.hpp"
@@ -212,12 +213,10 @@ void GraphBuilder::check_fits(const TaskTemplate& t) {
 void GraphBuilder::check_spread_fits(const TaskTemplate& t) {
   std::vector<std::int64_t> fits;  // ranks each node can hold, fullest first
   for (const Resources& n : limits_.nodes) {
-    std::int64_t k = t.ranks;
-    if (t.per_rank.cores > 0) k = std::min<std::int64_t>(k, n.cores / t.per_rank.cores);
-    if (t.per_rank.memory_mb > 0 && n.memory_mb > 0)
-      k = std::min<std::int64_t>(k, n.memory_mb / t.per_rank.memory_mb);
-    if (t.per_rank.gpus > 0) k = std::min<std::int64_t>(k, n.gpus / t.per_rank.gpus);
-    fits.push_back(k);
+    // Counted as PlacementStep counts them; a node whose memory is unknown (0) does not limit.
+    Resources rank = t.per_rank;
+    if (n.memory_mb <= 0) rank.memory_mb = 0;
+    fits.push_back(ranks_fitting(rank, n, t.ranks));
   }
   std::sort(fits.begin(), fits.end(), std::greater<>());
   const std::string head = "task '" + t.name + "' can never run in this allocation: needs ";
@@ -228,11 +227,9 @@ void GraphBuilder::check_spread_fits(const TaskTemplate& t) {
                  head + std::to_string(t.nodes) + " nodes, has " + std::to_string(fits.size()));
       return;
     }
-    const std::int64_t most = (t.ranks + t.nodes - 1) / t.nodes;
-    const std::int64_t base = t.ranks / t.nodes;
+    const std::int64_t most = block_ranks(t.ranks, t.nodes, 0);
     for (int j = 0; j < t.nodes; ++j) {
-      const std::int64_t want = j < t.ranks % t.nodes ? base + 1 : base;
-      if (fits[static_cast<std::size_t>(j)] < want) {
+      if (fits[static_cast<std::size_t>(j)] < block_ranks(t.ranks, t.nodes, j)) {
         diags_.add(t.nodes_pos, head + size + " on " + std::to_string(t.nodes) + " nodes (" +
                                     std::to_string(most) + " ranks on the fullest), and only " +
                                     std::to_string(j) + " of its nodes have that room");

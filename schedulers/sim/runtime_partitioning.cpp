@@ -34,7 +34,7 @@ Workload partition_divisible(const Workload& w, double target_s) {
       }
       first[k] = static_cast<std::uint32_t>(split.tasks.size());
       for (double piece : partition_runtime(t.runtime_s, target_s)) {
-        split.tasks.push_back(SimTask{piece, t.cores, after, {}});
+        split.tasks.push_back(SimTask{piece, t.cores, after, {}, t.ranks, t.nodes});
       }
       count[k] = static_cast<std::uint32_t>(split.tasks.size()) - first[k];
     }

@@ -1,5 +1,9 @@
 #include "schedulers/sim/simulator.hpp"
 
+#include "schedulers/placement/cluster_state.hpp"
+#include "schedulers/placement/first_fit.hpp"
+#include "schedulers/placement/placement_step.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,6 +31,21 @@ TimePoint to_time(Nanos ns) {
 // The clock's end: INT64_MAX is the loop's "no event" sentinel. Every runtime and arrival is at
 // most kMaxSimSeconds (validate_workload), so each step fits; only their sum can pass the end.
 constexpr Nanos kLastNanos = INT64_MAX - 1;
+
+// The spec the policies see for task `k` of `job` (global id `id`): a function task of its cores,
+// or an MPI task of its ranks.
+void fill_spec(TaskSpec& s, const SimJob& job, std::size_t k, TaskId id) {
+  const SimTask& t = job.tasks[k];
+  s.id = id;
+  s.name = job.id + "/" + std::to_string(k);
+  s.user = job.user;
+  s.job = job.id;
+  s.kind = t.ranks > 0 ? TaskKind::mpi : TaskKind::function;
+  s.per_rank = Resources{t.cores, 0, 0};
+  s.ranks = t.ranks > 0 ? t.ranks : 1;
+  s.nodes = t.nodes;
+  s.estimate = Duration(to_nanos(t.runtime_s));
+}
 
 struct JobState {
   std::unique_ptr<TaskSpec[]> specs;  // alive from arrival to finish
@@ -95,13 +114,25 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   if (cluster.nodes.empty()) return invalid_argument("the simulated cluster has no nodes");
   const int largest = cluster.largest_node_cores();
   const std::size_t n_jobs = workload.jobs.size();
+  ClusterState state(cluster.nodes);
+  PlacementStep step(placement);
 
   // Dense task ids: job j owns [first[j], first[j + 1]).
   std::vector<TaskId> first(n_jobs + 1, 0);
   for (std::size_t j = 0; j < n_jobs; ++j) {
     const SimJob& job = workload.jobs[j];
     for (std::size_t k = 0; k < job.tasks.size(); ++k) {
-      if (job.tasks[k].cores > largest) {
+      if (job.tasks[k].ranks > 0) {
+        // An MPI task: whether its ranks fit the empty cluster, counted as a live run would.
+        const FirstFit by_resources;
+        PlacementStep empty(by_resources);
+        TaskSpec probe;
+        fill_spec(probe, job, k, 0);
+        if (Placement p = empty.place(probe, state); p.fit == Fit::never) {
+          return Status(ErrorCode::unsatisfiable,
+                        "job '" + job.id + "' task " + std::to_string(k) + " " + p.why);
+        }
+      } else if (job.tasks[k].cores > largest) {
         return Status(ErrorCode::unsatisfiable, "job '" + job.id + "' task " + std::to_string(k) +
                                                     " needs " + std::to_string(job.tasks[k].cores) +
                                                     " cores; the largest node has " +
@@ -187,12 +218,9 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   }
 
   std::vector<JobState> jobs(n_jobs);
-  std::vector<NodeView> views(cluster.nodes.size());
-  for (std::size_t i = 0; i < views.size(); ++i) {
-    views[i].info = &cluster.nodes[i];
-    views[i].free = cluster.nodes[i].capacity;
-  }
   std::vector<std::int32_t> node_of(n_tasks, -1);
+  // MPI tasks running across several nodes (rare: the map stays small).
+  std::unordered_map<TaskId, std::vector<RankShare>> spreads;
   std::vector<Nanos> started_at(n_tasks, 0);
   std::vector<std::uint8_t> queued(n_tasks, 0);
   std::size_t running = 0;
@@ -202,7 +230,7 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   auto make_ready = [&](TaskId t, Nanos now) {
     queued[t] = 1;
     TaskSpec& spec = spec_of(t);
-    meter.add_demand(user_of[job_of[t]], spec.per_rank.cores);
+    meter.add_demand(user_of[job_of[t]], spec.total().cores);
     queue.on_ready(spec, to_time(now));
   };
 
@@ -230,14 +258,7 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
     st.specs = std::make_unique<TaskSpec[]>(job.tasks.size());
     st.unfinished = job.tasks.size();
     for (std::size_t k = 0; k < job.tasks.size(); ++k) {
-      TaskSpec& s = st.specs[k];
-      s.id = first[j] + static_cast<TaskId>(k);
-      s.name = job.id + "/" + std::to_string(k);
-      s.user = job.user;
-      s.job = job.id;
-      s.kind = TaskKind::function;
-      s.per_rank = Resources{job.tasks[k].cores, 0, 0};
-      s.estimate = Duration(to_nanos(job.tasks[k].runtime_s));
+      fill_spec(st.specs[k], job, k, first[j] + static_cast<TaskId>(k));
     }
     for (std::size_t k = 0; k < job.tasks.size(); ++k) {
       // Tasks whose waits (other jobs' tasks included) all ended before the job arrived, too.
@@ -262,13 +283,20 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   auto finish_task = [&](TaskId t, Nanos now) {
     std::uint32_t j = job_of[t];
     TaskSpec& spec = spec_of(t);
-    NodeView& node = views[static_cast<std::size_t>(node_of[t])];
-    node.free += spec.total();
-    node.running -= 1;
+    Placement where;
+    where.fit = Fit::now;
+    where.node = node_of[t];
+    if (!spreads.empty()) {
+      if (auto it = spreads.find(t); it != spreads.end()) {
+        where.shares = std::move(it->second);
+        spreads.erase(it);
+      }
+    }
+    state.release(spec, where);
     --running;
     UserState& u = users[user_of[j]];
-    u.running -= spec.per_rank.cores;
-    u.demand -= spec.per_rank.cores;
+    u.running -= spec.total().cores;
+    u.demand -= spec.total().cores;
     queue.on_finish(spec, TaskState::succeeded, Duration(now - started_at[t]), to_time(now));
     for (auto d = dep_start[t]; d < dep_start[t + 1]; ++d) {
       // A dependent in a job that has not arrived yet becomes ready when its job arrives.
@@ -288,7 +316,7 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   };
 
   auto dispatch = [&](Nanos now) {
-    ClusterView view{views, to_time(now)};
+    ClusterView view{state.views(), to_time(now)};
     while (queue.size() > 0) {
       auto next = queue.next(view);
       if (!next) return;
@@ -298,25 +326,16 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
         return;
       }
       TaskSpec& spec = spec_of(*next);
-      int best = -1;
-      double best_score = 0;
-      for (std::size_t i = 0; i < views.size(); ++i) {
-        if (placement.filter(spec, views[i]) != Fit::now) continue;
-        double s = placement.score(spec, views[i]);
-        if (best < 0 || s > best_score) {
-          best = static_cast<int>(i);
-          best_score = s;
-        }
-      }
-      if (best < 0) return;  // not now (never was ruled out up front)
+      Placement where = step.place(spec, state);
+      if (where.fit != Fit::now) return;  // not now (never was ruled out up front)
       queue.on_start(spec, to_time(now));
       queued[*next] = 0;
-      node_of[*next] = best;
+      node_of[*next] = where.node;
       started_at[*next] = now;
-      views[best].free -= spec.total();
-      views[best].running += 1;
+      state.reserve(spec, where);
+      if (!where.shares.empty()) spreads.emplace(*next, std::move(where.shares));
       ++running;
-      users[user_of[job_of[*next]]].running += spec.per_rank.cores;
+      users[user_of[job_of[*next]]].running += spec.total().cores;
       ++result.decisions;
       JobRecord& rec = result.jobs[job_of[*next]];
       if (rec.start_s < 0) rec.start_s = to_seconds(now);

@@ -5,7 +5,9 @@
 // Semantics: every task runs exactly its runtime (no failures); dispatch happens after all
 // completions and arrivals of an instant have been handed to the policy, and, as in the
 // coordinator, stops at the first task the policy names that does not fit now (strict order:
-// the policy decides what may overtake what). Task ids are dense over the whole workload.
+// the policy decides what may overtake what). Where a task goes is the coordinator's own
+// PlacementStep over a ClusterState (schedulers/placement/), MPI tasks spread over nodes
+// included. Task ids are dense over the whole workload.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +57,8 @@ struct SimResult {
 };
 
 // Errors: invalid_argument for an invalid workload (validate_workload); unsatisfiable for a task
-// that needs more cores than the largest node; internal when the policy misbehaves (names a task
+// that needs more cores than the largest node (an MPI task: whose ranks the empty cluster cannot
+// hold, with PlacementStep's why); internal when the policy misbehaves (names a task
 // that is not queued, or leaves tasks queued on an idle cluster).
 Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, QueuePolicy& queue,
                            PlacementPolicy& placement, const SimOptions& options = {});

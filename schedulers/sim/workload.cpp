@@ -86,7 +86,7 @@ const char* to_string(SizeClass c) {
 
 double SimJob::work() const {
   double w = 0;
-  for (const auto& t : tasks) w += t.runtime_s * t.cores;
+  for (const auto& t : tasks) w += t.runtime_s * static_cast<double>(task_cores(t));
   return w;
 }
 
@@ -129,6 +129,24 @@ Status validate_workload(const Workload& w) {
       }
       if (t.cores <= 0 || t.cores > kMaxSimCores)
         return invalid_argument(task + " asks for " + std::to_string(t.cores) + " cores");
+      if (t.ranks < 0 || t.ranks > kMaxSimCores || t.nodes < 0 || t.nodes > kMaxSimCores) {
+        return invalid_argument(task + " asks for " + std::to_string(t.ranks) + " ranks on " +
+                                std::to_string(t.nodes) + " nodes");
+      }
+      if (t.nodes > 0 && t.ranks == 0) {
+        return invalid_argument(task + " asks for " + std::to_string(t.nodes) +
+                                " nodes but is no MPI task (give it ranks)");
+      }
+      if (t.nodes > t.ranks) {
+        return invalid_argument(task + " spreads " + std::to_string(t.ranks) + " ranks over " +
+                                std::to_string(t.nodes) + " nodes (at most one node per rank)");
+      }
+      if (task_cores(t) > kMaxSimCores) {
+        return invalid_argument(task + " asks for " + std::to_string(t.ranks) + " ranks x " +
+                                std::to_string(t.cores) +
+                                " cores = " + std::to_string(task_cores(t)) + " cores, more than " +
+                                std::to_string(kMaxSimCores));
+      }
       for (auto a : t.after) {
         if (a >= k) {
           return invalid_argument(task + " waits for task " + std::to_string(a) +

@@ -34,12 +34,17 @@ struct TaskRef {
 };
 
 struct SimTask {
-  double runtime_s = 0;  // true runtime; also the oracle's estimate
-  int cores = 1;
+  double runtime_s = 0;              // true runtime; also the oracle's estimate
+  int cores = 1;                     // of the task; of each rank for an MPI task
   std::vector<std::uint32_t> after;  // indices of earlier tasks of the same job
   // Tasks of other jobs it waits for (a workflow's users' and jobs' tasks depending on each
   // other); only in workloads whose jobs all have a fixed arrival (no after_previous).
   std::vector<TaskRef> after_other;
+  // An MPI task: `ranks` ranks of `cores` cores each, spread over nodes as a live MPI task is
+  // (PlacementStep): nodes 0 = on one node when one has room, else as few nodes as fit; 1 = one
+  // node; N = exactly N nodes, block distribution. ranks 0 = not an MPI task.
+  int ranks = 0;
+  int nodes = 0;
 };
 
 struct SimJob {
@@ -56,6 +61,11 @@ struct SimJob {
   double work() const;  // core-seconds
 };
 
+// Cores a task holds while it runs: its cores, times its ranks for an MPI task.
+inline std::int64_t task_cores(const SimTask& t) {
+  return static_cast<std::int64_t>(t.cores) * (t.ranks > 0 ? t.ranks : 1);
+}
+
 struct Workload {
   std::string name;
   std::vector<SimJob> jobs;
@@ -65,9 +75,10 @@ struct Workload {
 // Errors (invalid_argument, naming the job): an empty or duplicate id, a job arriving before
 // time 0 or after kMaxSimSeconds, a weight that is not a positive finite number, a job with no
 // tasks, a task with no runtime (or a non-finite one, or one above kMaxSimSeconds), a task asking
-// for no cores or more than kMaxSimCores, an `after` index that is not an earlier task, an
-// `after_other` naming no task of another job, a cycle through `after_other`, `after_other` in a
-// workload with closed-loop (after_previous) jobs.
+// for no cores or more than kMaxSimCores (an MPI task: per rank, and in all), ranks or nodes below
+// 0 or above kMaxSimCores, nodes without ranks, nodes above ranks, an `after` index that is not an
+// earlier task, an `after_other` naming no task of another job, a cycle through `after_other`,
+// `after_other` in a workload with closed-loop (after_previous) jobs.
 Status validate_workload(const Workload& w);
 
 }  // namespace chorus::sim

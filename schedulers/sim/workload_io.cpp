@@ -122,12 +122,49 @@ Result<int> int_at(const Json& v, const std::string& where) {
   return static_cast<int>(d);
 }
 
+// An MPI task's shape, read: `ranks` (1 to kMaxSimCores) and `nodes` (1 to its ranks, and only
+// with ranks). `where` names the task; `at` says how its fields are named there (".ranks" in JSON,
+// ": ranks" in CSV).
+Status check_mpi_shape(const SimTask& task, const std::string& where, bool has_nodes,
+                       const std::string& ranks_at, const std::string& nodes_at) {
+  if (task.ranks == 0 && !has_nodes) return {};
+  if (task.ranks < 0 || task.ranks > kMaxSimCores) {
+    return invalid_argument(where + ranks_at + ": " + std::to_string(task.ranks) +
+                            " is out of range (1 to " + std::to_string(kMaxSimCores) + ")");
+  }
+  if (!has_nodes) return {};
+  if (task.ranks == 0) {
+    return invalid_argument(where + nodes_at +
+                            " needs ranks (only an MPI task spreads over nodes)");
+  }
+  if (task.nodes < 1 || task.nodes > task.ranks) {
+    return invalid_argument(where + nodes_at + ": " + std::to_string(task.nodes) +
+                            " is out of range (1 to its " + std::to_string(task.ranks) +
+                            " ranks: every node needs at least one rank)");
+  }
+  return {};
+}
+
 Status read_task(const Json& v, const std::string& where, SimTask& task) {
-  static const std::vector<std::string> keys = {"runtime", "cores", "after"};
+  static const std::vector<std::string> keys = {"runtime", "cores", "after", "ranks", "nodes"};
   if (!v.is_object()) return invalid_argument(where + " must be an object");
   bool has_runtime = false;
+  bool has_nodes = false;
   for (const auto& [k, val] : v.items()) {
-    if (k == "runtime") {
+    if (k == "ranks" || k == "nodes") {
+      auto n = int_at(val, where + "." + k);
+      if (!n.ok()) return n.status();
+      if (k == "ranks") {
+        if (*n < 1) {
+          return invalid_argument(where + ".ranks: " + std::to_string(*n) +
+                                  " is out of range (1 to " + std::to_string(kMaxSimCores) + ")");
+        }
+        task.ranks = *n;
+      } else {
+        task.nodes = *n;
+        has_nodes = true;
+      }
+    } else if (k == "runtime") {
       auto r = number_at(val, where + ".runtime");
       if (!r.ok()) return r.status();
       if (Status s = check_seconds(*r, where + ".runtime", true); !s.ok()) return s;
@@ -155,7 +192,7 @@ Status read_task(const Json& v, const std::string& where, SimTask& task) {
     }
   }
   if (!has_runtime) return invalid_argument(where + " has no runtime (add \"runtime\": seconds)");
-  return {};
+  return check_mpi_shape(task, where, has_nodes, ".ranks", ".nodes");
 }
 
 // `room`: how many tasks the workload may still take (kMaxSimTasks in all).
@@ -354,7 +391,8 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
   std::unordered_map<std::string, std::size_t> job_index;
   std::vector<std::string> header;
   int col_job = -1, col_user = -1, col_arrival = -1, col_runtime = -1, col_cores = -1,
-      col_class = -1, col_size = -1, col_divisible = -1, col_weight = -1;
+      col_class = -1, col_size = -1, col_divisible = -1, col_weight = -1, col_ranks = -1,
+      col_nodes = -1;
   std::size_t line_no = 0, pos = 0;
   std::uint64_t rows = 0;
   while (pos < text.size()) {
@@ -369,8 +407,9 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
     std::vector<std::string>& fields = *split;
     if (header.empty()) {
       header = fields;
-      static const std::vector<std::string> known = {
-          "job", "user", "arrival", "runtime", "cores", "class", "size", "divisible", "weight"};
+      static const std::vector<std::string> known = {"job",    "user",  "arrival", "runtime",
+                                                     "cores",  "class", "size",    "divisible",
+                                                     "weight", "ranks", "nodes"};
       std::unordered_map<std::string, std::size_t> seen;
       for (std::size_t i = 0; i < header.size(); ++i) {
         const std::string& name = header[i];
@@ -398,13 +437,18 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
           col_divisible = idx;
         else if (name == "weight")
           col_weight = idx;
+        else if (name == "ranks")
+          col_ranks = idx;
+        else if (name == "nodes")
+          col_nodes = idx;
         else
           return unknown_key(where, name, known);
       }
       if (col_job < 0 || col_user < 0 || col_arrival < 0 || col_runtime < 0) {
-        return invalid_argument(where +
-                                ": the header must name the columns job, user, arrival "
-                                "and runtime (optional: cores, class, size, divisible, weight)");
+        return invalid_argument(
+            where +
+            ": the header must name the columns job, user, arrival "
+            "and runtime (optional: cores, class, size, divisible, weight, ranks, nodes)");
       }
       continue;
     }
@@ -433,6 +477,22 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
       }
       task.cores = static_cast<int>(*c);
     }
+    // ranks and nodes: an MPI task's shape; an empty field (or no column) is a plain task.
+    auto whole = [&](int col, const char* name, int& out) -> Status {
+      if (col < 0 || field(col).empty()) return {};
+      auto n = csv_number(field(col), where + ": " + name);
+      if (!n.ok()) return n.status();
+      if (*n != std::floor(*n) || !(*n >= 1 && *n <= kMaxSimCores)) {
+        return invalid_argument(where + ": " + name + ": " + shown(*n) +
+                                " is not a whole number from 1 to " + std::to_string(kMaxSimCores));
+      }
+      out = static_cast<int>(*n);
+      return {};
+    };
+    if (Status s = whole(col_ranks, "ranks", task.ranks); !s.ok()) return s;
+    if (Status s = whole(col_nodes, "nodes", task.nodes); !s.ok()) return s;
+    if (Status s = check_mpi_shape(task, where, task.nodes > 0, ": ranks", ": nodes"); !s.ok())
+      return s;
     auto [it, added] = job_index.emplace(id, w.jobs.size());
     if (added) {
       SimJob job;

@@ -6,11 +6,13 @@
 //    "tasks": [{"runtime": 1.5, "cores": 1, "after": [0]}, ...]}
 // "tasks" may also be {"count": 8, "runtime": 1.0, "cores": 1}. Required: id, user, arrival
 // (seconds >= 0), tasks with runtimes (seconds > 0). "weight" (> 0, default 1) is the job's
-// share of its user's share under uwfq. Unknown keys are errors.
+// share of its user's share under uwfq. An MPI task adds "ranks" (>= 1; "cores" is then per rank)
+// and optionally "nodes" (1 to its ranks; absent: on one node when one has room, else as few as
+// fit; as SimTask). Unknown keys are errors.
 //
 // CSV: one row per task, a header naming the columns: job,user,arrival,runtime are required;
-// cores, class, size, divisible, weight are optional (a job's first row gives its weight). Rows of
-// one job share its arrival.
+// cores, class, size, divisible, weight, ranks, nodes are optional (a job's first row gives its
+// weight; an empty ranks field is a plain task). Rows of one job share its arrival.
 #pragma once
 
 #include <string>

@@ -152,3 +152,46 @@ tasks:
       std::string::npos);
   CHECK(run.out.find("1 jobs, 1 tasks") != std::string::npos);
 }
+
+TEST_CASE("Integration.SimulateWorkflow.MpiTasksSpreadOverNodesAsLive") {
+  // 8 ranks on 2x4 nodes: spread over both (a live run's PlacementStep), not refused as one task
+  // of 8 cores; `pair` (4 ranks on exactly 2 nodes) runs first, beside prep.
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"Y(name: mpi
+tasks:
+  - {name: prep, command: [x], estimate: 1s}
+  - {name: solve, kind: mpi, ranks: 8, command: [x], estimate: 5s, after: [prep]}
+  - {name: pair, kind: mpi, ranks: 4, nodes: 2, command: [x], estimate: 2s}
+)Y");
+  const auto run = run_chorus({"simulate", "--workload", "wf.yaml", "--cluster", "2x4", "--queue",
+                               "fifo", "--records", "r.csv"},
+                              dir.path());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  auto jobs = read_records(read_file(dir / "r.csv"))["fifo"];
+  CHECK(jobs["pair"].start == doctest::Approx(0));
+  CHECK(jobs["solve"].start == doctest::Approx(2));  // waits for pair's ranks to leave
+  CHECK(jobs["solve"].finish == doctest::Approx(7));
+}
+
+TEST_CASE("Integration.SimulateWorkflow.KubernetesPlacementBaselinesByName") {
+  // least-allocated, balanced-allocation and kube-default: chosen by name in `chorus simulate
+  // --placement` and in a workflow's `scheduler: {placement: ...}` for a live run.
+  TempDir dir;
+  for (const std::string name : {"least-allocated", "balanced-allocation", "kube-default"}) {
+    CAPTURE(name);
+    write_file(dir / "wf.yaml", std::string("name: k\nscheduler: {placement: ") + name +
+                                    "}\ntasks:\n  - {name: a, command: [\"true\"], estimate: 1s, "
+                                    "foreach: {i: \"range(0, 3)\"}}\n");
+    const auto sim = run_chorus({"simulate", "--workload", "wf.yaml", "--cluster", "1x2",
+                                 "--placement", name, "--records", "r.csv"},
+                                dir.path());
+    INFO(sim.err);
+    CHECK(sim.exit_code == 0);
+    // 3 one-second tasks on 2 cores.
+    CHECK(read_records(read_file(dir / "r.csv"))["uwfq"]["a"].finish == doctest::Approx(2));
+    const auto live = run_chorus({"run", "wf.yaml"}, dir.path());
+    INFO(live.err);
+    CHECK(live.exit_code == 0);
+  }
+}
