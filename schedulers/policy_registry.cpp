@@ -104,6 +104,7 @@ std::unique_ptr<Policy> build(const PolicyRegistry::Entry<Policy>& entry, const 
     issues.push_back({name_at, made.status().message()});
     return nullptr;
   }
+  if (*made == nullptr) issues.push_back({name_at, policy_label(kind, name) + " built nothing"});
   return std::move(*made);
 }
 
