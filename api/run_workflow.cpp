@@ -11,12 +11,10 @@
 #include <ctime>
 #include <filesystem>
 
-#include "adapters/inproc/inproc_launcher.hpp"
-#include "adapters/local/local_launcher.hpp"
 #include "adapters/local/process_identity.hpp"
-#include "adapters/mpi/mpi_launcher.hpp"
 #include "api/run_policies.hpp"
 #include "core/node_info.hpp"
+#include "runtime/backends/local_backend.hpp"
 #include "runtime/orphans.hpp"
 #include "runtime/repeat_driver.hpp"
 #include "schedulers/queue/work_estimator.hpp"
@@ -147,18 +145,38 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   auto policies = make_run_policies(graph, options);
   if (!policies.ok()) return invalid_argument(policies.status().message());
 
+  // Where the tasks run: the caller's backend, else this machine.
+  std::unique_ptr<ExecutionBackend> local_backend;
+  ExecutionBackend* backend = options.backend;
+  if (backend == nullptr) {
+    local_backend =
+        make_local_backend({options.nodes, options.kill_grace, options.function_threads});
+    backend = local_backend.get();
+  } else if (!options.nodes.empty()) {
+    return invalid_argument("RunOptions::nodes are the local backend's; the " +
+                            std::string(backend->name()) + " backend has nodes of its own");
+  }
+  const LauncherTable launchers = backend->launchers();
+  for (Launcher* l : launchers) {
+    if (l == nullptr || backend->nodes().empty()) {
+      return invalid_argument("the " + std::string(backend->name()) +
+                              " backend is not started (call its start() before run_workflow)");
+    }
+  }
+  std::unique_ptr<PlacementPolicy> placed = backend->wrap_placement(std::move(policies->placement));
+
   const std::string state_dir = resolve_state_dir(options.state_dir);
   if (Status s = make_dirs(state_dir); !s.ok()) return s;
   auto store = open_sqlite_store(journal_path(state_dir));
   if (!store.ok()) return store.status();
   if (policies->wants_history) {
     // R_j from history: runtimes of this workflow's earlier runs in the journal (the newest 20).
+    // (The placement is the first build's, already wrapped by the backend.)
     auto with_history =
         make_run_policies(graph, options, [&] { return past_runtimes(**store, graph); });
-    if (with_history.ok()) policies = std::move(with_history);
+    if (with_history.ok()) policies->queue = std::move(with_history->queue);
   }
   auto& queue = policies->queue;
-  auto& placement = policies->placement;
 
   RunInfo run;
   Result<RunState> previous = Status(ErrorCode::not_found, "no previous session");
@@ -198,8 +216,7 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   run.coordinator_start = process_start_ticks(getpid()).value_or(0);
   run.boot_id = boot_id();
   run.host = host_name();
-  std::vector<NodeInfo> nodes = options.nodes;
-  if (nodes.empty()) nodes = {local_node_info()};
+  std::vector<NodeInfo> nodes = backend->nodes();
   if (options.oversubscribe) {
     for (auto& n : nodes) n.capacity.cores = INT_MAX / 4;
   }
@@ -217,21 +234,6 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   if (Status s = make_dirs(outcome.log_dir); !s.ok()) return s;
 
   if (options.observer != nullptr) options.observer->on_run_started(run.id);
-  LocalLauncher local(LocalLauncherOptions{options.kill_grace});
-  int threads =
-      options.function_threads > 0 ? options.function_threads : local_node_info().capacity.cores;
-  InprocLauncher inproc(static_cast<std::size_t>(threads));
-  LauncherTable launchers{};
-  launchers[static_cast<std::size_t>(TaskKind::executable)] =
-      options.executable_launcher != nullptr ? options.executable_launcher : &local;
-  launchers[static_cast<std::size_t>(TaskKind::function)] = &inproc;
-  // Service replicas are processes like executable tasks; the coordinator supervises them.
-  launchers[static_cast<std::size_t>(TaskKind::service)] =
-      launchers[static_cast<std::size_t>(TaskKind::executable)];
-  MpiLauncher mpi(std::make_unique<MpirunCommand>(), LocalLauncherOptions{options.kill_grace});
-  launchers[static_cast<std::size_t>(TaskKind::mpi)] =
-      options.mpi_launcher != nullptr ? options.mpi_launcher : &mpi;
-
   CoordinatorOptions copts;
   copts.log_dir = outcome.log_dir;
   copts.fail_fast = options.fail_fast;
@@ -245,7 +247,7 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
       if (user) user(task, outcome, submitter);
     };
   }
-  Coordinator coordinator(graph, **store, run.id, nodes, *queue, *placement, launchers, copts,
+  Coordinator coordinator(graph, **store, run.id, nodes, *queue, *placed, launchers, copts,
                           options.cancel, options.observer);
   auto summary = coordinator.run(previous.ok() ? &*previous : nullptr);
 

@@ -1,7 +1,7 @@
-// run_workflow: the one call that runs a WorkflowGraph on this machine, journaled — used by
-// `chorus run` and by applications that embed Chorus. It wires the default pieces: the SQLite
-// journal in the state folder, the local process launcher, the in-process function pool, and the
-// queue/placement policies chosen by name.
+// run_workflow: the one call that runs a WorkflowGraph, journaled — used by `chorus run`,
+// `chorus launch` and by applications that embed Chorus. It wires the default pieces: the SQLite
+// journal in the state folder, the queue/placement policies chosen by name, and an execution
+// backend (runtime/backends/: this machine unless the caller gives agents or an allocation).
 #pragma once
 
 #include <string>
@@ -10,6 +10,7 @@
 #include "adapters/launcher.hpp"
 #include "core/node_info.hpp"
 #include "core/workflow_graph.hpp"
+#include "runtime/backends/execution_backend.hpp"
 #include "runtime/cancel_token.hpp"
 #include "runtime/coordinator.hpp"
 #include "runtime/run_observer.hpp"
@@ -27,22 +28,22 @@ struct RunOptions {
   OptionOrigin queue_at, placement_at;
   const PolicyRegistry* registry = nullptr;  // default: the built-in policies
   bool oversubscribe = false;  // start tasks even when their cores exceed the free cores
-  int function_threads = 0;    // threads for function tasks; 0 = this machine's cores
   bool fail_fast = false;
-  Duration kill_grace = std::chrono::seconds(5);  // SIGTERM -> SIGKILL on cancel and timeout
+  // The local backend made when `backend` is null (runtime/backends/local_backend.hpp): SIGTERM
+  // -> SIGKILL on cancel and timeout, the function pool's threads (0 = this machine's cores),
+  // and the nodes placement sees (empty = this machine; e.g. one node of N cores).
+  Duration kill_grace = std::chrono::seconds(5);
+  int function_threads = 0;
+  std::vector<NodeInfo> nodes;
   CancelToken* cancel = nullptr;
   RunObserver* observer = nullptr;
   // Dynamic work: called when a task ends (and on resume for tasks skipped as done); it may
   // submit new tasks to the running workflow. See runtime/coordinator.hpp.
   TaskDoneHandler on_task_done;
-  // Where tasks may run: empty = this machine alone; else these nodes (a Slurm allocation's),
-  // which placement sees and the journal records. Launchers must then run tasks on
-  // LaunchRequest::node.
-  std::vector<NodeInfo> nodes;
-  // Launchers for executable and MPI tasks (not owned; they must outlive the call); null = the
-  // local defaults (a LocalLauncher, an MpiLauncher over mpirun).
-  Launcher* executable_launcher = nullptr;
-  Launcher* mpi_launcher = nullptr;
+  // Where tasks run (not owned; started by the caller, stopped after the call if at all): its
+  // launchers, its nodes (which placement sees and the journal records) and its placement
+  // wrapping. Null: this machine (make_local_backend with the three fields above).
+  ExecutionBackend* backend = nullptr;
 };
 
 struct RunOutcome {

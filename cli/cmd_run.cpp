@@ -1,5 +1,6 @@
 // chorus run FILE [--resume [RUN]]: run a workflow here, journaled, with progress and a summary.
 #include <cstdio>
+#include <memory>
 
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
@@ -8,6 +9,7 @@
 #include "cli/run_common.hpp"
 #include "cli/workflow_input.hpp"
 #include "core/node_info.hpp"
+#include "runtime/backends/agents_backend.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -58,7 +60,7 @@ int run_command(RunArgs a) {
   options.queue = a.queue;
   if (!a.queue.empty()) options.queue_at = {"--queue"};
   options.oversubscribe = a.oversubscribe;
-  if (a.cores > 0) options.nodes = {machine};
+  if (a.cores > 0 && a.agents == 0) options.nodes = {machine};  // agents report their own
   std::unique_ptr<LivePlanSetup> plan;  // `scheduler: {planner: ...}`; outlives the run
   if (!graph->scheduler.planner.empty()) {
     auto setup = a.agents > 0 ? Result<std::unique_ptr<LivePlanSetup>>(invalid_argument(
@@ -72,7 +74,27 @@ int run_command(RunArgs a) {
     }
     plan = std::move(*setup);
   }
-  return run_and_report(a, *grace, *graph, std::move(options), "chorus run");
+  // Where the tasks run: agents started by hand, else this machine (--cores: options.nodes).
+  std::unique_ptr<ExecutionBackend> backend;
+  if (a.agents > 0) {
+    auto times = parse_agent_times(a);
+    if (!times) return kExitBadInput;
+    AgentsBackendOptions ao;
+    ao.count = static_cast<std::size_t>(a.agents);
+    if (!a.listen.empty()) ao.listen = a.listen;
+    ao.agent_timeout = times->timeout;
+    ao.agent_wait = times->wait;
+    ao.kill_grace = *grace;
+    ao.on_listening = [](const AgentInvitation& i) {
+      std::fprintf(stderr,
+                   "waiting for %zu agent%s; start each with:\n  chorus agent --connect %s --keys "
+                   "%s\n",
+                   i.count, i.count == 1 ? "" : "s", i.endpoint.c_str(), i.key_dir.c_str());
+    };
+    ao.on_all_lost = report_all_agents_lost;
+    backend = make_agents_backend(std::move(ao));
+  }
+  return run_and_report(a, *grace, *graph, std::move(options), "chorus run", backend.get());
 }
 
 void add_run_command(CLI::App& app) {

@@ -1,16 +1,11 @@
 #include "cli/run_common.hpp"
 
 #include <signal.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "cli/workflow_input.hpp"
-#include "runtime/agent/agent_launcher.hpp"
-#include "runtime/agent/live_node_placement.hpp"
+#include "core/file_tail.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -24,25 +19,7 @@ extern "C" void on_interrupt(int) {
 }  // namespace
 
 std::string tail_of(const std::string& path, int max_lines) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  std::streamoff size = in.tellg();
-  std::streamoff from = std::max<std::streamoff>(0, size - 4096);
-  in.seekg(from);
-  std::string text(static_cast<std::size_t>(size - from), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  // Walk back over `max_lines` newlines; the tail starts after the last one found.
-  std::size_t start = text.size();
-  for (int n = 0; n < max_lines && start > 0; ++n) {
-    std::size_t nl = text.rfind('\n', start - 1);
-    if (nl == std::string::npos) {
-      start = 0;
-      break;
-    }
-    start = nl;
-  }
-  return start == 0 ? text : text.substr(start + 1);
+  return file_tail(path, max_lines);
 }
 
 bool resolve_resume(std::string& file, std::string& resume, bool resume_given,
@@ -170,107 +147,34 @@ std::optional<Duration> prepare_run(CommonRunArgs& a, const std::string& command
   return *grace;
 }
 
-namespace {
-
-// The agents of one run: the launcher, and the registry whose placements avoid lost nodes.
-struct AgentSession {
-  std::unique_ptr<AgentLauncher> launcher;
-  PolicyRegistry registry;
-};
-
-// Starts the launcher, brings the agents up and waits for them; fills `options`. Errors are
-// printed; returns the exit status to stop with, or nullopt to go on.
-std::optional<int> start_agents(const CommonRunArgs& a, Duration grace, RunOptions& options,
-                                const AgentStarter* starter, CancelToken& cancel,
-                                AgentSession& session) {
+std::optional<AgentTimes> parse_agent_times(const CommonRunArgs& a) {
   auto timeout = parse_duration(a.agent_timeout);
   if (!timeout.ok() || *timeout <= Duration::zero()) {
     print_error("--agent-timeout: " +
                 (timeout.ok() ? std::string("must be positive") : timeout.status().message()));
-    return kExitBadInput;
+    return std::nullopt;
   }
   auto wait = parse_duration(a.agent_wait);
   if (!wait.ok()) {
     print_error("--agent-wait: " + wait.status().message());
-    return kExitBadInput;
+    return std::nullopt;
   }
-  AgentLauncherOptions ao;
-  ao.listen = !a.listen.empty()                                ? a.listen
-              : starter != nullptr && !starter->listen.empty() ? starter->listen
-                                                               : "tcp://127.0.0.1:*";
-  ao.key_dir = resolve_state_dir(a.state_dir) + "/agents/" + std::to_string(::getpid());
-  ao.lost_after = *timeout;
-  ao.agent_silence = *timeout;
-  ao.heartbeat = std::min<Duration>(std::chrono::seconds(1), *timeout / 4);
-  ao.kill_grace = grace;
-  // One key pair per agent: per node under chorus launch, N slots for agents started by hand.
-  if (starter != nullptr) {
-    ao.agent_nodes = starter->nodes;
-  } else {
-    ao.agent_slots = static_cast<std::size_t>(a.agents);
-  }
-  ao.on_all_lost = [&cancel](const std::string& why) {
-    print_error(why + ": nothing can run any more; stopping the run");
-    cancel.request();
-  };
-  auto launcher = AgentLauncher::start(ao);
-  if (!launcher.ok()) {
-    print_error("cannot start the agents' endpoint: " + launcher.status().message());
-    return kExitError;
-  }
-  session.launcher = std::move(*launcher);
-  AgentLauncher& l = *session.launcher;
-  Result<std::vector<NodeInfo>> nodes = std::vector<NodeInfo>{};
-  if (starter != nullptr) {
-    if (Status s = starter->start(l.endpoint(), l.key_dir()); !s.ok()) {
-      print_error("cannot start the agents: " + s.message());
-      return kExitError;
-    }
-    nodes = l.wait_for_nodes(starter->nodes, *wait, &cancel, starter->watch);
-  } else {
-    std::fprintf(
-        stderr, "waiting for %d agent%s; start each with:\n  chorus agent --connect %s --keys %s\n",
-        a.agents, a.agents == 1 ? "" : "s", l.endpoint().c_str(), l.key_dir().c_str());
-    nodes = l.wait_for_count(static_cast<std::size_t>(a.agents), *wait, &cancel);
-  }
-  if (!nodes.ok()) {
-    print_error(nodes.status().message());
-    return nodes.status().code() == ErrorCode::cancelled ? kExitCancelled : kExitError;
-  }
-  if (starter == nullptr || options.nodes.empty()) {
-    options.nodes = *nodes;
-  } else {
-    // The allocation's nodes, at the addresses their agents connected from (services' probes and
-    // endpoints use them: Slurm node names need not resolve).
-    for (auto& n : options.nodes) {
-      for (const auto& r : *nodes) {
-        if (r.name == n.name) n.address = r.address;
-      }
-    }
-  }
-  options.executable_launcher = &l;
-  session.registry = with_live_node_placement(
-      options.registry != nullptr ? *options.registry : PolicyRegistry::with_builtins(),
-      [&l](std::string_view node) { return l.node_alive(node); });
-  options.registry = &session.registry;
-  return std::nullopt;
+  return AgentTimes{*timeout, *wait};
 }
 
-}  // namespace
+void report_all_agents_lost(const std::string& why) {
+  print_error(why + ": nothing can run any more; stopping the run");
+}
 
 int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& graph,
-                   RunOptions options, const std::string& command, const AgentStarter* starter) {
+                   RunOptions options, const std::string& command, ExecutionBackend* backend) {
   CancelToken cancel;
   handle_interrupts(&cancel);
-  AgentSession agents;
-  if (a.agents > 0 || starter != nullptr) {
-    if (auto stop = start_agents(a, grace, options, starter, cancel, agents)) {
+  if (backend != nullptr) {
+    if (Status s = backend->start({&cancel, resolve_state_dir(a.state_dir)}); !s.ok()) {
       handle_interrupts(nullptr);
-      if (starter != nullptr && starter->finish) {
-        agents.launcher.reset();
-        starter->finish();
-      }
-      return *stop;
+      print_error(s.message());
+      return s.code() == ErrorCode::cancelled ? kExitCancelled : kExitError;
     }
   }
   const OutputMode mode = pick_output_mode(a.json);
@@ -282,12 +186,10 @@ int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& 
   options.kill_grace = grace;
   options.cancel = &cancel;
   options.observer = &printer;
+  options.backend = backend;
   auto outcome = run_workflow(graph, options);
   handle_interrupts(nullptr);
-  if (agents.launcher) {
-    agents.launcher.reset();  // tells the agents to exit
-    if (starter != nullptr && starter->finish) starter->finish();
-  }
+  if (backend != nullptr) backend->stop();  // tells the agents to exit
   return finish_run(outcome, mode, command);
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,18 +29,16 @@ struct CommonRunArgs {
   std::string agent_wait = "2m";      // how long to wait for agents to register
 };
 
-// How a run's agents come up when the caller starts them (chorus launch: one srun step).
-struct AgentStarter {
-  std::vector<std::string> nodes;  // wait for an agent on each of these
-  std::string listen;              // default address to bind when --listen is not given
-  // Starts the agents once the coordinator listens; a non-ok Status stops the run.
-  std::function<Status(const std::string& endpoint, const std::string& key_dir)> start;
-  // Polled while waiting for the agents to register: a non-ok Status (the starter died) stops
-  // the wait at once instead of at --agent-wait.
-  std::function<Status()> watch;
-  // Called after the run, once the agents were told to shut down.
-  std::function<void()> finish;
+// --agent-timeout (positive) and --agent-wait, for the backends with agents. Errors are
+// printed; returns nullopt then.
+struct AgentTimes {
+  Duration timeout;
+  Duration wait;
 };
+std::optional<AgentTimes> parse_agent_times(const CommonRunArgs& a);
+
+// What the CLI says when the last live agent is lost during a run (the backend then stops it).
+void report_all_agents_lost(const std::string& why);
 
 // Declares them on `cmd`: FILE, --resume [RUN], --state, --grace, --json, --fail-fast, --agents,
 // --listen, --agent-timeout, --agent-wait. Call
@@ -68,11 +65,12 @@ std::optional<Duration> prepare_run(CommonRunArgs& a, const std::string& command
 // Runs `graph` with `options` plus the common ones (state, resume, fail-fast, grace), Ctrl-C
 // handling and progress output; prints the summary (unless --json) and returns the exit status.
 // `command` ("chorus run") is what the summary tells the user to resume with.
-// With `a.agents > 0` or a `starter`, executable tasks run on agents: an AgentLauncher listens
-// first, the agents register, placement sees their nodes (the starter's nodes keep the
-// capacities already in options.nodes) and work stays off nodes whose agent is lost.
+// A `backend` (runtime/backends/: agents, an allocation) is started first, with the run's
+// Ctrl-C token and state folder; a start that fails prints its error and stops there
+// (kExitError, or kExitCancelled when cancelled while waiting for agents). It is stopped after
+// the run. Null: this machine.
 int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& graph,
                    RunOptions options, const std::string& command,
-                   const AgentStarter* starter = nullptr);
+                   ExecutionBackend* backend = nullptr);
 
 }  // namespace chorus::cli

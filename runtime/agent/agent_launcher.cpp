@@ -459,7 +459,8 @@ Result<std::vector<NodeInfo>> AgentLauncher::wait_for_nodes(const std::vector<st
 }
 
 Result<std::vector<NodeInfo>> AgentLauncher::wait_for_count(std::size_t count, Duration timeout,
-                                                            CancelToken* cancel) {
+                                                            CancelToken* cancel,
+                                                            const WaitWatch& watch) {
   auto live = [this] {
     std::vector<std::string> names;
     for (const auto& a : agents_) {
@@ -481,7 +482,7 @@ Result<std::vector<NodeInfo>> AgentLauncher::wait_for_count(std::size_t count, D
         return std::to_string(count - names.size()) + " of " + std::to_string(count) +
                " agents (registered: " + (names.empty() ? "none" : join(names)) + ")";
       },
-      {});
+      watch);
   // Agents beyond the first `count` are not part of the run.
   if (result.ok()) {
     for (std::size_t i = 0; i < agents_.size(); ++i) {

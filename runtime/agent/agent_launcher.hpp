@@ -96,7 +96,8 @@ class AgentLauncher final : public Launcher {
                                                const WaitWatch& watch = {});
   // The same for the first `count` agents of any (distinct) names, in registration order.
   Result<std::vector<NodeInfo>> wait_for_count(std::size_t count, Duration timeout,
-                                               CancelToken* cancel = nullptr);
+                                               CancelToken* cancel = nullptr,
+                                               const WaitWatch& watch = {});
 
   bool node_alive(std::string_view node) const;
   std::vector<AgentInfo> agents() const;

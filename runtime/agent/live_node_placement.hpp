@@ -5,7 +5,8 @@
 // the list with its cores free. This wrapper answers "not now" (Fit::later) for such a node, so
 // requeued tasks go to the survivors, and a node whose agent registers again is used again. It
 // is not a pure policy (it reads the agents' liveness): it is runtime plumbing, kept out of
-// schedulers/ for that reason.
+// schedulers/ for that reason. Backends with agents (runtime/backends/) wrap the run's one
+// policy in it (ExecutionBackend::wrap_placement).
 #pragma once
 
 #include <functional>
@@ -13,7 +14,6 @@
 #include <string_view>
 
 #include "schedulers/policy.hpp"
-#include "schedulers/policy_registry.hpp"
 
 namespace chorus {
 
@@ -38,7 +38,8 @@ class LiveNodePlacement final : public PlacementPolicy {
   NodeAlive alive_;
 };
 
-// A copy of `base` whose every placement policy is wrapped in LiveNodePlacement.
-PolicyRegistry with_live_node_placement(const PolicyRegistry& base, NodeAlive alive);
+// `inner` wrapped in LiveNodePlacement (null stays null).
+std::unique_ptr<PlacementPolicy> live_nodes_only(std::unique_ptr<PlacementPolicy> inner,
+                                                 NodeAlive alive);
 
 }  // namespace chorus

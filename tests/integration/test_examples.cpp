@@ -1,6 +1,9 @@
 // The examples work as their READMEs say: quickstart through the CLI, embed against the
-// installed package (cmake --install, find_package(chorus)).
+// installed package (cmake --install, find_package(chorus)), embed_agents on real agents it
+// starts itself.
 #include <doctest/doctest.h>
+
+#include <filesystem>
 
 #include "support/process.hpp"
 
@@ -66,4 +69,22 @@ TEST_CASE("Integration.Examples.CustomPolicyRegistersAndRuns") {
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("shortest-first") != std::string::npos);
   CHECK(r.out.find("uwfq") != std::string::npos);
+}
+
+// The public API on agents: the program opens the agents backend, starts two real `chorus agent`
+// processes from its on_listening hook, runs the workflow on them and stops them.
+TEST_CASE("Integration.Examples.EmbedAgentsRunsOnAgentsItStarts") {
+  TempDir dir;
+  auto r = run_process(
+      {binary_dir() + "/examples/embed_agents/embed_agents", chorus_bin(), dir / "state"},
+      dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code == 0);  // the agents too exited 0 (told to by stop())
+  CHECK(r.out.find("run embed-agents-1: succeeded, 17 tasks succeeded on 2 agents") !=
+        std::string::npos);
+  CHECK(r.out.find("agent-1 ran ") != std::string::npos);
+  CHECK(r.out.find("agent-2 ran ") != std::string::npos);
+  // The run's secret keys are gone with the backend.
+  std::error_code ec;
+  CHECK(std::filesystem::is_empty(dir / "state/agents", ec));
 }

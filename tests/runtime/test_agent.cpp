@@ -14,8 +14,8 @@
 #include "runtime/agent/agent.hpp"
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/agent_protocol.hpp"
-#include "runtime/agent/live_node_placement.hpp"
 #include "runtime/agent_thread.hpp"
+#include "runtime/backends/agents_backend.hpp"
 #include "runtime/transport/curve_keys.hpp"
 #include "support/process.hpp"
 
@@ -151,11 +151,8 @@ TEST_CASE("Runtime.Agent.TwentyTasksLandOnBothAgents") {
   }
   RunOptions options;
   options.state_dir = dir / "state";
-  options.nodes = *nodes;
-  options.executable_launcher = launcher.get();
-  PolicyRegistry registry = with_live_node_placement(
-      PolicyRegistry::with_builtins(), [&](std::string_view n) { return launcher->node_alive(n); });
-  options.registry = &registry;
+  auto backend = attach_agents_backend(*launcher, *nodes);  // lost nodes kept out of placement
+  options.backend = backend.get();
   auto outcome = run_workflow(g, options);
   REQUIRE_MESSAGE(outcome.ok(), outcome.status().message());
   CHECK(outcome->summary.status == RunStatus::succeeded);
@@ -239,11 +236,8 @@ TEST_CASE("Runtime.Agent.SilentAgentIsLostAndItsTaskRetriedOnTheSurvivor") {
   g.add(shell_task("t1", "echo $CHORUS_NODE > t1.node"));
   RunOptions options;
   options.state_dir = dir / "state";
-  options.nodes = *nodes;
-  options.executable_launcher = launcher.get();
-  PolicyRegistry registry = with_live_node_placement(
-      PolicyRegistry::with_builtins(), [&](std::string_view n) { return launcher->node_alive(n); });
-  options.registry = &registry;
+  auto backend = attach_agents_backend(*launcher, *nodes);  // lost nodes kept out of placement
+  options.backend = backend.get();
   // Agent a stops (its LocalLauncher kills t0) without a word: the coordinator must notice.
   std::thread killer([&] {
     chorus::test::sleep_ms(500);

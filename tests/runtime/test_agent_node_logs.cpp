@@ -14,6 +14,7 @@
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/log_fetch.hpp"
 #include "runtime/agent_thread.hpp"
+#include "runtime/backends/agents_backend.hpp"
 #include "runtime/transport/curve_keys.hpp"
 #include "support/process.hpp"
 
@@ -159,8 +160,8 @@ TEST_CASE("Runtime.Agent.NodeLocalOutputIsFetchedLiveAndFailuresAreCollected") {
   g.add(shell_task("bad", "echo early; echo oops >&2; exit 3"));
   RunOptions options;
   options.state_dir = dir / "state";
-  options.nodes = *nodes;
-  options.executable_launcher = launcher.get();
+  auto backend = attach_agents_backend(*launcher, *nodes);
+  options.backend = backend.get();
   Result<RunOutcome> outcome = Status(ErrorCode::internal, "not run");
   std::thread run([&] { outcome = run_workflow(g, options); });
 

@@ -1,0 +1,114 @@
+#include "runtime/backends/slurm_backend.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/mpi/mpi_launcher.hpp"
+#include "adapters/slurm/srun_launcher.hpp"
+#include "runtime/backends/local_backend.hpp"
+#include "runtime/backends/srun_agent_step.hpp"
+
+namespace chorus {
+namespace {
+
+std::string ipv4_of(const std::string& name) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(name.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return {};
+  char ip[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(res->ai_addr)->sin_addr, ip, sizeof ip);
+  freeaddrinfo(res);
+  return ip;
+}
+
+std::unique_ptr<Launcher> srun_mpi(Duration kill_grace) {
+  return std::make_unique<MpiLauncher>(std::make_unique<SrunMpiCommand>(),
+                                       LocalLauncherOptions{kill_grace});
+}
+
+// Without agents: every executable task and service replica its own srun step.
+class SrunStepsBackend final : public ExecutionBackend {
+ public:
+  explicit SrunStepsBackend(const SlurmBackendOptions& o)
+      : nodes_(o.allocation.nodes),
+        srun_(LocalLauncherOptions{o.kill_grace}),
+        functions_(function_pool_threads(o.function_threads)),
+        mpi_(srun_mpi(o.kill_grace)) {}
+  std::string_view name() const override { return "slurm"; }
+  Status start(const BackendStart&) override { return {}; }
+  void stop() override {}
+  LauncherTable launchers() override { return launcher_table(srun_, functions_, *mpi_); }
+  const std::vector<NodeInfo>& nodes() const override { return nodes_; }
+  std::unique_ptr<PlacementPolicy> wrap_placement(
+      std::unique_ptr<PlacementPolicy> policy) const override {
+    return policy;
+  }
+
+ private:
+  std::vector<NodeInfo> nodes_;
+  SrunLauncher srun_;
+  InprocLauncher functions_;
+  std::unique_ptr<Launcher> mpi_;
+};
+
+// The agents' --timeout, in a form `chorus agent` parses back exactly.
+std::string duration_argument(Duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
+}
+
+}  // namespace
+
+std::string allocation_interface(const std::vector<NodeInfo>& nodes) {
+  char host[256] = {};
+  std::string self = gethostname(host, sizeof host - 1) == 0 ? ipv4_of(host) : "";
+  for (const auto& n : nodes) {
+    std::string peer = ipv4_of(n.name);
+    if (peer.empty() || peer == self) continue;
+    int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(9);
+    inet_pton(AF_INET, peer.c_str(), &to.sin_addr);
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    std::string ip;
+    // A UDP connect sends nothing: it only asks the kernel which source address it would use.
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&from), &len) == 0) {
+      char buf[INET_ADDRSTRLEN] = {};
+      inet_ntop(AF_INET, &from.sin_addr, buf, sizeof buf);
+      ip = buf;
+    }
+    ::close(fd);
+    if (!ip.empty()) return ip;
+    break;
+  }
+  return self.empty() ? "127.0.0.1" : self;
+}
+
+std::unique_ptr<ExecutionBackend> make_slurm_backend(SlurmBackendOptions options) {
+  if (!options.agents) return std::make_unique<SrunStepsBackend>(options);
+  AgentsBackendOptions ao;
+  ao.nodes = options.allocation.nodes;
+  ao.listen = !options.listen.empty()
+                  ? options.listen
+                  : "tcp://" + allocation_interface(options.allocation.nodes) + ":*";
+  ao.agent_timeout = options.agent_timeout;
+  ao.agent_wait = options.agent_wait;
+  ao.kill_grace = options.kill_grace;
+  ao.function_threads = options.function_threads;
+  ao.on_all_lost = std::move(options.on_all_lost);
+  ao.starter = std::make_unique<SrunAgentStep>(options.allocation.nodes.size(), options.chorus,
+                                               duration_argument(options.agent_wait),
+                                               options.node_logs, options.kill_grace);
+  ao.mpi = srun_mpi(options.kill_grace);
+  ao.name = "slurm";
+  return make_agents_backend(std::move(ao));
+}
+
+}  // namespace chorus
