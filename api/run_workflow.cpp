@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "adapters/local/process_identity.hpp"
+#include "api/run_policies.hpp"
 #include "core/node_info.hpp"
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/orphans.hpp"
@@ -140,28 +141,9 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   if (Status s = validate_graph(graph); !s.ok()) return s;
   if (graph.tasks.empty()) return invalid_argument("the workflow has no tasks");
 
-  PolicyRegistry builtins;
-  const PolicyRegistry* registry = options.registry;
-  if (registry == nullptr) {
-    builtins = PolicyRegistry::with_builtins();
-    registry = &builtins;
-  }
-  const std::string queue_name = !options.queue.empty()           ? options.queue
-                                 : !graph.scheduler.queue.empty() ? graph.scheduler.queue
-                                                                  : "fifo";
-  const std::string placement_name = !options.placement.empty() ? options.placement
-                                     : !graph.scheduler.placement.empty()
-                                         ? graph.scheduler.placement
-                                         : "first-fit";
-  QueueConfig queue_config;
-  queue_config.weights = graph.scheduler.weights;
-  // Job weights describe the work, not a policy choice: only the queues that weigh jobs get them.
-  if (queue_name == "uwfq" || queue_name == "cfq")
-    queue_config.job_weights = graph.scheduler.job_weights;
-  auto queue = registry->make_queue(queue_name, queue_config);
-  if (!queue.ok()) return invalid_argument(queue.status().message());
-  auto placement = registry->make_placement(placement_name);
-  if (!placement.ok()) return invalid_argument(placement.status().message());
+  // Names and options are checked before any file is touched.
+  auto policies = make_run_policies(graph, options);
+  if (!policies.ok()) return invalid_argument(policies.status().message());
 
   // Where the tasks run: the caller's backend, else this machine.
   std::unique_ptr<ExecutionBackend> local_backend;
@@ -181,19 +163,20 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
                               " backend is not started (call its start() before run_workflow)");
     }
   }
-  std::unique_ptr<PlacementPolicy> placed = backend->wrap_placement(std::move(*placement));
+  std::unique_ptr<PlacementPolicy> placed = backend->wrap_placement(std::move(policies->placement));
 
   const std::string state_dir = resolve_state_dir(options.state_dir);
   if (Status s = make_dirs(state_dir); !s.ok()) return s;
   auto store = open_sqlite_store(journal_path(state_dir));
   if (!store.ok()) return store.status();
-  if (queue_name == "uwfq" || queue_name == "cfq") {
+  if (policies->wants_history) {
     // R_j from history: runtimes of this workflow's earlier runs in the journal (the newest 20).
-    queue_config.history = past_runtimes(**store, graph);
-    if (auto with_history = registry->make_queue(queue_name, queue_config); with_history.ok()) {
-      queue = std::move(with_history);
-    }
+    // (The placement is the first build's, already wrapped by the backend.)
+    auto with_history =
+        make_run_policies(graph, options, [&] { return past_runtimes(**store, graph); });
+    if (with_history.ok()) policies->queue = std::move(with_history->queue);
   }
+  auto& queue = policies->queue;
 
   RunInfo run;
   Result<RunState> previous = Status(ErrorCode::not_found, "no previous session");
@@ -264,7 +247,7 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
       if (user) user(task, outcome, submitter);
     };
   }
-  Coordinator coordinator(graph, **store, run.id, nodes, **queue, *placed, launchers, copts,
+  Coordinator coordinator(graph, **store, run.id, nodes, *queue, *placed, launchers, copts,
                           options.cancel, options.observer);
   auto summary = coordinator.run(previous.ok() ? &*previous : nullptr);
 

@@ -23,6 +23,9 @@ struct RunOptions {
   std::string resume_run;  // a run id (or "latest", a prefix) to continue; empty = a new run
   std::string queue;       // empty: the workflow's `scheduler: {queue: ...}`, else "fifo"
   std::string placement;   // empty: the workflow's choice, else "first-fit"
+  // Where `queue` and `placement` were chosen, for messages (`chorus run`: {"--queue"}); empty =
+  // in code.
+  OptionOrigin queue_at, placement_at;
   const PolicyRegistry* registry = nullptr;  // default: the built-in policies
   bool oversubscribe = false;  // start tasks even when their cores exceed the free cores
   bool fail_fast = false;

@@ -59,6 +59,7 @@ int run_command(RunArgs a) {
   }
   RunOptions options;
   options.queue = a.queue;
+  if (!a.queue.empty()) options.queue_at = {"--queue"};
   options.oversubscribe = a.oversubscribe;
   if (a.cores > 0 && a.agents == 0) options.nodes = {machine};  // agents report their own
   std::unique_ptr<LivePlanSetup> plan;  // `scheduler: {planner: ...}`; outlives the run

@@ -16,10 +16,6 @@
 #include "core/runtime_partition.hpp"
 #include "core/text.hpp"
 #include "schedulers/policy_registry.hpp"
-#include "schedulers/queue/cfq_queue.hpp"
-#include "schedulers/queue/fair_queue.hpp"
-#include "schedulers/queue/ujf_queue.hpp"
-#include "schedulers/queue/uwfq_queue.hpp"
 #include "schedulers/sim/metrics.hpp"
 #include "schedulers/sim/runtime_partitioning.hpp"
 #include "schedulers/sim/simulator.hpp"
@@ -91,19 +87,35 @@ Result<std::map<std::string, double>> parse_weights(const std::string& text) {
   return w;
 }
 
-// The registry builds every policy; fair-share ones take the weights (and uwfq/cfq the grace).
-Result<std::unique_ptr<QueuePolicy>> make_policy(
-    const PolicyRegistry& registry, const std::string& name,
-    const std::map<std::string, double>& weights, std::optional<Duration> grace,
-    const std::map<std::string, double>& job_weights = {}) {
-  QueueConfig config;
-  config.weights = weights;
-  config.grace = grace;
-  bool fair_share = name == "fair" || name == "ujf" || name == "cfq" || name == "uwfq";
-  // Jobs' weights from the workload file go to the policies that split by job.
-  if (name == "cfq" || name == "uwfq") config.job_weights = job_weights;
-  // --weights/--grace apply to the fair-share policies of a --compare list, not to the others.
-  return registry.make_queue(name, fair_share ? config : QueueConfig{});
+// The policies of one simulated run. Each gets the options it takes (the workflow's section,
+// --weights, --grace): a --compare list gives the weights to those of its policies that take
+// them and not to the others, as each policy declares.
+Result<SchedulerPolicies> make_policies(const PolicyRegistry& registry, const std::string& queue,
+                                        const std::string& placement, const PolicyOptions& options,
+                                        const std::map<std::string, double>& job_weights = {}) {
+  SchedulerChoice choice;
+  choice.queue = queue;
+  choice.placement = placement;
+  choice.options = registry.options_taken(queue, placement, options);
+  PolicyContext context;
+  context.job_weights = job_weights;  // the workload's, for the policies that weigh jobs
+  return registry.make_policies(choice, context);
+}
+
+// "--weights alice=2,bob=1" as the option `weights` ({alice: 2, bob: 1}), located at the flag.
+OptionEntry weights_option(const std::string& text) {
+  const OptionOrigin flag{"--weights"};
+  OptionEntry e{"weights", flag, {}};
+  e.value.kind = OptionValue::Kind::map;
+  e.value.at = flag;
+  for (const auto& item : split(text, ',')) {
+    const auto eq = item.find('=');
+    OptionValue weight;
+    weight.text = item.substr(eq + 1);
+    weight.at = flag;
+    e.value.items.push_back({item.substr(0, eq), flag, std::move(weight)});
+  }
+  return e;
 }
 
 bool is_workflow_file(const Args& a) {
@@ -197,23 +209,27 @@ void run_simulate(const Args& a) {
   auto weights = parse_weights(a.weights);
   if (!weights.ok()) fail(weights.status());
   std::optional<sim::Workload> from_workflow;
+  PolicyOptions policy_options;  // the workflow's section's, then the flags'
   if (is_workflow_file(a)) {
     auto w = workflow_workload(a.workload, a.state_dir);
     if (!w.ok()) fail(w.status());
     from_workflow = std::move(w->workload);
     // A workflow's own `scheduler: {weights: ...}`, unless --weights overrides them.
     if (a.weights.empty()) *weights = w->user_weights;
+    policy_options = w->policy_options;
     if (!w->services.empty()) {
       std::string names;
       for (const auto& n : w->services) names += (names.empty() ? "" : ", ") + n;
       out.note("services are not simulated (they hold their cores for the whole run): " + names);
     }
   }
-  std::optional<Duration> grace;
+  if (!a.weights.empty()) policy_options.set(weights_option(a.weights));
   if (!a.grace.empty()) {
+    // Refused here even when no policy of a --compare list takes it.
     auto g = parse_duration(a.grace);
     if (!g.ok()) fail(invalid_argument("--grace: " + g.status().message()));
-    grace = *g;
+    policy_options.set(
+        {"grace", {"--grace"}, {OptionValue::Kind::scalar, a.grace, {}, {"--grace"}}});
   }
   double partition_s = 0;
   if (!a.partition.empty()) {
@@ -229,11 +245,9 @@ void run_simulate(const Args& a) {
       a.compare.empty() ? std::vector<std::string>{a.queue} : split(a.compare, ',');
   auto registry = PolicyRegistry::with_builtins();
   for (const auto& n : names) {
-    auto q = make_policy(registry, n, *weights, grace);
-    if (!q.ok()) fail(q.status());
+    auto p = make_policies(registry, n, a.placement, policy_options);
+    if (!p.ok()) fail(p.status());
   }
-  auto placement_check = registry.make_placement(a.placement);
-  if (!placement_check.ok()) fail(placement_check.status());
 
   sim::SimOptions options;
   options.user_weights = *weights;
@@ -261,9 +275,9 @@ void run_simulate(const Args& a) {
       if (j.weight != 1) job_weights[j.id] = j.weight;
     }
     for (const auto& n : names) {
-      auto queue = make_policy(registry, n, *weights, grace, job_weights);
-      auto placement = registry.make_placement(a.placement);
-      auto run = sim::simulate(w, *cluster, **queue, **placement, options);
+      auto policies = make_policies(registry, n, a.placement, policy_options, job_weights);
+      if (!policies.ok()) fail(policies.status());
+      auto run = sim::simulate(w, *cluster, *policies->queue, *policies->placement, options);
       if (!run.ok()) fail(run.status());
       by_policy[n].push_back(sim::compute_metrics(*run, cluster->total_cores(), *weights));
       if (!a.records.empty() && s == 0) records.push_back(std::move(*run));

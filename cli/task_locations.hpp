@@ -1,23 +1,15 @@
-// Pointing at task entries of a workflow file: where each entry's name is, and located errors
-// for the entries whose tasks lack something (an estimate, for a planner or for the simulator).
+// Pointing at task entries of a workflow file: located errors for the entries whose tasks lack
+// something (an estimate, for a planner or for the simulator). Positions come from the graph
+// (TaskSpec::pos, set by the workflow reader); the file is not read again.
 #pragma once
 
 #include <functional>
-#include <map>
 #include <string>
 
 #include "core/status.hpp"
 #include "core/workflow_graph.hpp"
 
 namespace chorus::cli {
-
-struct Where {
-  int line = 0, column = 0;  // 1-based; 0 = not located
-};
-
-// Task entries of `tasks:` (and of repeat groups' `tasks:`) by name: the position of the name.
-// Reads the file again; an unreadable file gives an empty map.
-std::map<std::string, Where> task_positions(const std::string& path);
 
 // The file as the user would name it: relative to the cwd when it lies below it.
 std::string display_path(const std::string& path);

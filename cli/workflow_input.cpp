@@ -5,7 +5,6 @@
 
 #include "core/node_info.hpp"
 #include "schedulers/policy_registry.hpp"
-#include "workflows/diagnostic.hpp"
 #include "workflows/workflow_loader.hpp"
 
 namespace chorus::cli {
@@ -45,29 +44,13 @@ namespace {
 Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions options) {
   std::error_code ec;
   options.base_dir = std::filesystem::current_path(ec).string();
-  auto graph = load_workflow_file(path, options);
-  if (!graph.ok()) return graph;
-  // Policy names are checked here, where the registry is known, and located in the file.
+  // Policy names and their options are checked by the policies, located in the file, with the
+  // file's other problems.
   const auto registry = PolicyRegistry::with_builtins();
-  const SchedulerChoice& choice = graph->scheduler;
-  if (!choice.queue.empty() || !choice.weights.empty()) {
-    QueueConfig config;
-    config.weights = choice.weights;
-    const std::string name = choice.queue.empty() ? "fifo" : choice.queue;
-    if (auto q = registry.make_queue(name, config); !q.ok()) {
-      bool unknown = q.status().code() == ErrorCode::not_found;
-      return Diagnostic{path, unknown ? choice.queue_line : choice.weights_line,
-                        unknown ? choice.queue_column : choice.weights_column, q.status().message()}
-          .to_status();
-    }
-  }
-  if (!choice.placement.empty()) {
-    if (auto p = registry.make_placement(choice.placement); !p.ok()) {
-      return Diagnostic{path, choice.placement_line, choice.placement_column, p.status().message()}
-          .to_status();
-    }
-  }
-  return graph;
+  options.check_scheduler = [&registry](const SchedulerChoice& choice) {
+    return registry.check(choice);
+  };
+  return load_workflow_file(path, options);
 }
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "cli/journal_access.hpp"
 #include "cli/task_locations.hpp"
 #include "cli/workflow_input.hpp"
+#include "schedulers/policy_options.hpp"
 #include "schedulers/queue/work_estimator.hpp"
 
 namespace chorus::cli {
@@ -85,13 +86,10 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
       for (auto a : t.after) start = std::max(start, finish[a]);
       finish[i] = start + runtime[i];
       if (finish[i] <= kClockSeconds) continue;
-      const auto where = task_positions(path);
-      std::string entry = t.name.substr(0, t.name.find('['));
-      auto it = where.find(entry);
       const std::string at =
-          display_path(path) + (it == where.end() ? std::string(": ")
-                                                  : ":" + std::to_string(it->second.line) + ":" +
-                                                        std::to_string(it->second.column) + ": ");
+          display_path(path) + (t.pos.line == 0 ? std::string(": ")
+                                                : ":" + std::to_string(t.pos.line) + ":" +
+                                                      std::to_string(t.pos.column) + ": ");
       return invalid_argument(
           at + "chorus simulate cannot replay this workflow: its tasks up to '" + t.name +
           "' run one after another for " + std::to_string(static_cast<long long>(finish[i])) +
@@ -102,7 +100,10 @@ Result<WorkflowWorkload> workflow_workload(const std::string& path, const std::s
   // Jobs by (user, job), in the order they first appear in a topological order of the tasks, so
   // each job's own tasks come after the ones they wait for.
   WorkflowWorkload out;
-  out.user_weights = graph->scheduler.weights;
+  out.policy_options = graph->scheduler.options;
+  if (const OptionEntry* e = out.policy_options.find("weights")) {
+    out.user_weights = user_weights_of(e->value).value_or(std::map<std::string, double>{});
+  }
   for (const auto& s : graph->services) out.services.push_back(s.name);
   sim::Workload& w = out.workload;
   w.name = graph->name;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/policy_options.hpp"
 #include "core/status.hpp"
 #include "schedulers/sim/workload.hpp"
 
@@ -14,6 +15,7 @@ namespace chorus::cli {
 struct WorkflowWorkload {
   sim::Workload workload;
   std::map<std::string, double> user_weights;  // the file's `scheduler: {weights: ...}`
+  PolicyOptions policy_options;                // the file's scheduler section's options
   std::vector<std::string> services;           // left out (see below)
 };
 

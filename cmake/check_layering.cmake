@@ -31,9 +31,7 @@ set(third_party
 # Known departures, each with its reason (keep this list short; each entry is a debt).
 #   schedulers/planners/platform_reader.cpp reads platform YAML files with yaml-cpp itself: the
 #   planners' platform format predates the rule; it belongs in workflows/.
-#   cli/task_locations.cpp re-reads a workflow file for positions; it goes when TaskSpec carries
-#   them (issue 13).
-set(third_party_exceptions "schedulers/planners/platform_reader.cpp" "cli/task_locations.cpp")
+set(third_party_exceptions "schedulers/planners/platform_reader.cpp")
 
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layering.cmake: pass -DSOURCE_DIR=<checkout>")

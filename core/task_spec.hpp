@@ -29,6 +29,12 @@ const char* to_string(TaskKind kind);
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
+// A 1-based place in a workflow file; line 0 = not from a file (built in code, a trace).
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+};
+
 // What to execute. Exactly one form is used: an argv (no shell) or a shell string run by
 // /bin/sh -c. Function tasks carry a callable instead (TaskSpec::fn).
 struct Command {
@@ -75,6 +81,9 @@ struct TaskSpec {
   std::vector<ServiceId> uses;
   ServiceId service = kNoService;  // kind service: the service this task is a replica of
   int replica = 0;                 // kind service: which replica (0-based)
+  // Its entry in the workflow file (the name's value; a sweep's members and a repeat group's
+  // rounds share their entry's), for located messages after loading.
+  SourcePos pos;
   // Also waits for TaskSubmitter::release() before it may start: a repeat group's gate, which
   // tasks after the group depend on, is released when the group's last round is done.
   bool held = false;

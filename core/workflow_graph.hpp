@@ -10,25 +10,26 @@
 #include <string>
 #include <vector>
 
+#include "core/policy_options.hpp"
 #include "core/service_spec.hpp"
 #include "core/task_spec.hpp"
 
 namespace chorus {
 
-// The `scheduler:` section of a workflow file: policies by name (checked against the policy
-// registry by whoever runs the graph) and users' share weights. Lines and columns are 1-based and
-// point at each name in the file (0 = not from a file), so a bad name gets a located error.
+// The `scheduler:` section of a workflow file: policies by name and their options, checked
+// against the policy registry by whoever runs the graph (each policy validates its own options,
+// schedulers/policy_registry.hpp). Origins point at each name in the file (line 0 = not from a
+// file), so a bad name gets a located error.
 struct SchedulerChoice {
-  std::string queue;                      // empty = the runner's default
-  std::string placement;                  // empty = the runner's default
-  std::map<std::string, double> weights;  // user -> weight, for fair-share queue policies
-  // job (TaskSpec::job) -> its weight w_j, for uwfq (a user's share split among its jobs) and cfq
-  // (jobs' shares); from `job: {name: ..., weight: w}` on tasks. Missing = 1; queues that do not
-  // weigh jobs ignore it.
+  std::string queue;      // empty = the runner's default
+  std::string placement;  // empty = the runner's default
+  OptionOrigin queue_at, placement_at;
+  // Every other key but a planner's: the policies' options (`weights: {alice: 2}`, `grace: 1s`).
+  PolicyOptions options;
+  // job (TaskSpec::job) -> its weight w_j, from `job: {name: ..., weight: w}` on tasks: a fact
+  // about the work, offered to every queue policy (uwfq splits a user's share among its jobs by
+  // it, cfq weighs its flows by it; others ignore it). Missing = 1.
   std::map<std::string, double> job_weights;
-  int queue_line = 0, queue_column = 0;
-  int placement_line = 0, placement_column = 0;
-  int weights_line = 0, weights_column = 0;
   // `planner: heft|spwd`: plan the whole graph before it runs and release and place tasks by the
   // plan (the runner then picks the queue order and placement itself). Empty = no planner.
   std::string planner;
@@ -39,6 +40,12 @@ struct SchedulerChoice {
   bool planner_mss_percent = false;
   Duration planner_deadline{0};  // 0 = the planner's default (critical path at the mean speed)
 };
+
+// The keys of a `scheduler:` section that are not policy options.
+inline const std::vector<std::string>& scheduler_section_keys() {
+  static const std::vector<std::string> keys{"queue", "placement", "planner", "mss", "deadline"};
+  return keys;
+}
 
 // The tasks of one round of a repeat group, built when the round before it succeeded.
 struct RoundPlan {

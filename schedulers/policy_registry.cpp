@@ -1,5 +1,7 @@
 #include "schedulers/policy_registry.hpp"
 
+#include <algorithm>
+
 #include "core/text.hpp"
 
 namespace chorus {
@@ -12,17 +14,122 @@ std::vector<std::string> keys(const Map& m) {
   return out;
 }
 
-template <typename Map>
-auto make_from(const Map& m, const std::string& name, const char* what)
-    -> Result<decltype(m.begin()->second())> {
-  auto it = m.find(name);
-  if (it == m.end()) {
-    auto known = keys(m);
-    return not_found(std::string("unknown ") + what + " '" + name + "'" +
-                     did_you_mean(name, known) + "; known: " + join(known));
-  }
-  return it->second();
+std::vector<std::string> keys_of(const std::vector<OptionSpec>& specs) {
+  std::vector<std::string> out;
+  for (const auto& s : specs) out.push_back(s.key);
+  std::sort(out.begin(), out.end());
+  return out;
 }
+
+const OptionSpec* spec_of(const std::vector<OptionSpec>& specs, const std::string& key) {
+  for (const auto& s : specs) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+// "a", "a and b", "a, b and c"
+std::string and_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += i + 1 == items.size() ? " and " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+std::string policy_label(const char* kind, const std::string& name) {
+  return std::string(kind) + " '" + name + "'";
+}
+
+std::string options_phrase(const std::vector<OptionSpec>& specs) {
+  return specs.empty() ? "none" : join(keys_of(specs));
+}
+
+// The policies of `table` that take `key`, and the first one's spec of it.
+template <typename Table>
+std::pair<std::vector<std::string>, const OptionSpec*> taking(const Table& table,
+                                                              const std::string& key) {
+  std::pair<std::vector<std::string>, const OptionSpec*> out{{}, nullptr};
+  for (const auto& [name, entry] : table) {
+    if (const OptionSpec* s = spec_of(entry.options, key)) {
+      out.first.push_back(name);
+      if (out.second == nullptr) out.second = s;
+    }
+  }
+  return out;
+}
+
+// "queue policy 'fifo' takes no option 'weights' (fair and uwfq do); its options: none", the
+// value checked by the kind other policies give the key.
+template <typename Table>
+void refuse_option(const Table& table, const char* kind, const std::string& name,
+                   const std::vector<OptionSpec>& specs, const OptionEntry& e,
+                   std::vector<OptionIssue>& issues) {
+  auto [others, spec] = taking(table, e.key);
+  std::string why = policy_label(kind, name) + " takes no option '" + e.key + "'";
+  why += others.empty() ? did_you_mean(e.key, keys_of(specs))
+                        : " (" + and_list(others) + (others.size() == 1 ? " does)" : " do)");
+  issues.push_back({e.key_at, why + "; its options: " + options_phrase(specs)});
+  if (spec != nullptr) check_option_value(e, spec->kind, issues);
+}
+
+template <typename Table>
+const typename Table::mapped_type* find_policy(const Table& table, const char* kind,
+                                               const std::string& name, const OptionOrigin& at,
+                                               std::vector<OptionIssue>& issues) {
+  auto it = table.find(name);
+  if (it != table.end()) return &it->second;
+  auto known = keys(table);
+  issues.push_back({at, "unknown " + std::string(kind) + " '" + name + "'" +
+                            did_you_mean(name, known) + "; known: " + join(known)});
+  return nullptr;
+}
+
+// Checks `options` (all the policy's own) and builds the policy; nullptr after adding issues.
+template <typename Policy>
+std::unique_ptr<Policy> build(const PolicyRegistry::Entry<Policy>& entry, const char* kind,
+                              const std::string& name, const OptionOrigin& name_at,
+                              const PolicyOptions& options, const PolicyContext& context,
+                              std::vector<OptionIssue>& issues) {
+  const std::size_t before = issues.size();
+  for (const OptionEntry& e : options.entries) {
+    if (const OptionSpec* s = spec_of(entry.options, e.key)) check_option_value(e, s->kind, issues);
+  }
+  if (issues.size() != before) return nullptr;
+  PolicyArgs args(policy_label(kind, name), options, context, issues);
+  auto made = entry.build(args);
+  if (issues.size() != before) return nullptr;
+  if (!made.ok()) {
+    issues.push_back({name_at, made.status().message()});
+    return nullptr;
+  }
+  if (*made == nullptr) issues.push_back({name_at, policy_label(kind, name) + " built nothing"});
+  return std::move(*made);
+}
+
+template <typename Policy>
+using Table = std::map<std::string, PolicyRegistry::Entry<Policy>>;
+
+template <typename Policy>
+Result<std::unique_ptr<Policy>> make_one(const Table<Policy>& table, const char* kind,
+                                         const std::string& name, const PolicyOptions& options,
+                                         const PolicyContext& context) {
+  std::vector<OptionIssue> issues;
+  const auto* entry = find_policy(table, kind, name, {}, issues);
+  if (entry == nullptr) return not_found(format_issues(issues));
+  for (const OptionEntry& e : options.entries) {
+    if (spec_of(entry->options, e.key) == nullptr)
+      refuse_option(table, kind, name, entry->options, e, issues);
+  }
+  if (!issues.empty()) return invalid_argument(format_issues(issues));
+  auto policy = build(*entry, kind, name, {}, options, context, issues);
+  if (!policy) return invalid_argument(format_issues(issues));
+  return policy;
+}
+
+constexpr const char* kQueue = "queue policy";
+constexpr const char* kPlacement = "placement policy";
 
 }  // namespace
 
@@ -33,41 +140,128 @@ PolicyRegistry PolicyRegistry::with_builtins() {
 }
 
 void PolicyRegistry::add_queue(std::string name, QueueFactory factory) {
-  std::string label = name;
-  queues_[std::move(name)] =
-      [label,
-       f = std::move(factory)](const QueueConfig& config) -> Result<std::unique_ptr<QueuePolicy>> {
-    if (!config.weights.empty()) {
-      return invalid_argument("queue policy '" + label +
-                              "' takes no user weights (fair, ujf, cfq and uwfq do)");
-    }
-    if (config.grace) return invalid_argument("queue policy '" + label + "' takes no grace period");
-    return f();
-  };
+  queues_[std::move(name)] = {
+      {}, [f = std::move(factory)](PolicyArgs&) -> Result<std::unique_ptr<QueuePolicy>> {
+        return f();
+      }};
 }
 
-void PolicyRegistry::add_queue(std::string name, ConfigurableQueueFactory factory) {
-  queues_[std::move(name)] = std::move(factory);
+void PolicyRegistry::add_queue(std::string name, std::vector<OptionSpec> options,
+                               QueueBuilder builder) {
+  queues_[std::move(name)] = {std::move(options), std::move(builder)};
 }
 
 void PolicyRegistry::add_placement(std::string name, PlacementFactory factory) {
-  placements_[std::move(name)] = std::move(factory);
+  placements_[std::move(name)] = {
+      {}, [f = std::move(factory)](PolicyArgs&) -> Result<std::unique_ptr<PlacementPolicy>> {
+        return f();
+      }};
 }
 
-Result<std::unique_ptr<QueuePolicy>> PolicyRegistry::make_queue(const std::string& name,
-                                                                const QueueConfig& config) const {
-  auto it = queues_.find(name);
-  if (it == queues_.end()) {
-    auto known = keys(queues_);
-    return not_found("unknown queue policy '" + name + "'" + did_you_mean(name, known) +
-                     "; known: " + join(known));
-  }
-  return it->second(config);
+void PolicyRegistry::add_placement(std::string name, std::vector<OptionSpec> options,
+                                   PlacementBuilder builder) {
+  placements_[std::move(name)] = {std::move(options), std::move(builder)};
+}
+
+Result<std::unique_ptr<QueuePolicy>> PolicyRegistry::make_queue(
+    const std::string& name, const PolicyOptions& options, const PolicyContext& context) const {
+  return make_one(queues_, kQueue, name, options, context);
 }
 
 Result<std::unique_ptr<PlacementPolicy>> PolicyRegistry::make_placement(
-    const std::string& name) const {
-  return make_from(placements_, name, "placement policy");
+    const std::string& name, const PolicyOptions& options, const PolicyContext& context) const {
+  return make_one(placements_, kPlacement, name, options, context);
+}
+
+namespace {
+
+struct SectionOutcome {
+  SchedulerPolicies policies;
+  std::vector<OptionIssue> issues;
+  bool unknown_name = false;
+};
+
+SectionOutcome build_section(const Table<QueuePolicy>& queues,
+                             const Table<PlacementPolicy>& placements,
+                             const SchedulerChoice& choice, const PolicyContext& context) {
+  SectionOutcome out;
+  const std::string queue = choice.queue.empty() ? kDefaultQueuePolicy : choice.queue;
+  const std::string placement =
+      choice.placement.empty() ? kDefaultPlacementPolicy : choice.placement;
+  const auto* q = find_policy(queues, kQueue, queue, choice.queue_at, out.issues);
+  const auto* p = find_policy(placements, kPlacement, placement, choice.placement_at, out.issues);
+  if (q == nullptr || p == nullptr) {
+    out.unknown_name = true;
+    return out;  // whose options the others are is unknown
+  }
+  PolicyOptions queue_options, placement_options;
+  for (const OptionEntry& e : choice.options.entries) {
+    if (spec_of(q->options, e.key) != nullptr) {
+      queue_options.entries.push_back(e);
+    } else if (spec_of(p->options, e.key) != nullptr) {
+      placement_options.entries.push_back(e);
+    } else if (!taking(queues, e.key).first.empty()) {
+      refuse_option(queues, kQueue, queue, q->options, e, out.issues);
+    } else if (!taking(placements, e.key).first.empty()) {
+      refuse_option(placements, kPlacement, placement, p->options, e, out.issues);
+    } else {
+      std::vector<std::string> known = scheduler_section_keys();
+      for (const auto& k : keys_of(q->options)) known.push_back(k);
+      for (const auto& k : keys_of(p->options)) known.push_back(k);
+      out.issues.push_back(
+          {e.key_at, "unknown key " + option_label(e) + did_you_mean(e.key, known) +
+                         "; options of " + policy_label(kQueue, queue) + ": " +
+                         options_phrase(q->options) + ", of " +
+                         policy_label(kPlacement, placement) + ": " + options_phrase(p->options)});
+    }
+  }
+  // Each policy's own problems are found even when the other has some.
+  out.policies.queue =
+      build(*q, kQueue, queue, choice.queue_at, queue_options, context, out.issues);
+  out.policies.placement =
+      build(*p, kPlacement, placement, choice.placement_at, placement_options, context, out.issues);
+  return out;
+}
+
+}  // namespace
+
+Result<SchedulerPolicies> PolicyRegistry::make_policies(const SchedulerChoice& choice,
+                                                        const PolicyContext& context) const {
+  SectionOutcome out = build_section(queues_, placements_, choice, context);
+  if (!out.issues.empty()) {
+    const std::string message = format_issues(out.issues);
+    return out.unknown_name ? not_found(message) : invalid_argument(message);
+  }
+  return std::move(out.policies);
+}
+
+std::vector<OptionIssue> PolicyRegistry::check(const SchedulerChoice& choice) const {
+  return build_section(queues_, placements_, choice, {}).issues;
+}
+
+PolicyOptions PolicyRegistry::options_taken(const std::string& queue, const std::string& placement,
+                                            const PolicyOptions& options) const {
+  const auto q = queue_options(queue);
+  const auto p = placement_options(placement);
+  PolicyOptions out;
+  for (const OptionEntry& e : options.entries) {
+    if (spec_of(q, e.key) != nullptr || spec_of(p, e.key) != nullptr) out.entries.push_back(e);
+  }
+  return out;
+}
+
+std::vector<std::string> PolicyRegistry::queues_taking(const std::string& key) const {
+  return taking(queues_, key).first;
+}
+
+std::vector<OptionSpec> PolicyRegistry::queue_options(const std::string& name) const {
+  auto it = queues_.find(name);
+  return it == queues_.end() ? std::vector<OptionSpec>{} : it->second.options;
+}
+
+std::vector<OptionSpec> PolicyRegistry::placement_options(const std::string& name) const {
+  auto it = placements_.find(name);
+  return it == placements_.end() ? std::vector<OptionSpec>{} : it->second.options;
 }
 
 std::vector<std::string> PolicyRegistry::queue_names() const {

@@ -1,66 +1,102 @@
 // PolicyRegistry: policies by name, so workflows, the CLI and embedding applications choose them
 // with a string. Built-in policies are added by register_builtin_policies(); an application adds
 // its own with one add_queue/add_placement call.
+//
+// A policy's options come from the scheduler section (a workflow's `scheduler:`, or flags such
+// as `chorus simulate --weights`): the policy declares its keys and their kinds (OptionSpec), the
+// registry checks the values and refuses keys the policy does not take, with each problem located
+// where it was written, and the factory builds from the valid values (PolicyArgs). What the policy
+// may use from outside the section (job weights, the journal's past runtimes) comes as a
+// PolicyContext. Nothing outside a policy's own files needs to know which options it takes.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/status.hpp"
+#include "core/workflow_graph.hpp"
 #include "schedulers/policy.hpp"
+#include "schedulers/policy_options.hpp"
 
 namespace chorus {
 
-// What a queue policy may be configured with: a workflow's `scheduler:` section, CLI options.
-struct QueueConfig {
-  std::map<std::string, double> weights;  // user -> share weight (fair-share policies)
-  std::optional<Duration> grace;          // how long a user who ran out of work keeps its place
-  // job -> w_j, a job's share of its user's share (uwfq; cfq takes them as its flows' weights)
-  std::map<std::string, double> job_weights;
-  // Past runtimes (job class, seconds), e.g. from the journal (history_samples() in
-  // queue/work_estimator.hpp). When set, cfq and uwfq estimate a job's work R_j by HistoryWork
-  // seeded with them (the mean of past runs of its class; declared estimates for classes never
-  // seen; it also learns from this run's finished attempts). nullopt: declared estimates.
-  std::optional<std::vector<std::pair<std::string, double>>> history;
-  bool empty() const { return weights.empty() && !grace && job_weights.empty() && !history; }
+// The policies a scheduler section leaves out.
+inline constexpr const char* kDefaultQueuePolicy = "fifo";
+inline constexpr const char* kDefaultPlacementPolicy = "first-fit";
+
+// The queue and placement policies a scheduler section chose.
+struct SchedulerPolicies {
+  std::unique_ptr<QueuePolicy> queue;
+  std::unique_ptr<PlacementPolicy> placement;
 };
 
 class PolicyRegistry {
  public:
+  // A policy that takes no options.
   using QueueFactory = std::function<std::unique_ptr<QueuePolicy>()>;
-  // For policies that take a QueueConfig; errors (a bad weight) come back as Status.
-  using ConfigurableQueueFactory =
-      std::function<Result<std::unique_ptr<QueuePolicy>>(const QueueConfig&)>;
   using PlacementFactory = std::function<std::unique_ptr<PlacementPolicy>()>;
+  // A policy with options: `args` holds only keys of its OptionSpecs, each valid for its kind.
+  // An error Status (a policy's own create() refusing them) is reported at the policy's name.
+  using QueueBuilder = std::function<Result<std::unique_ptr<QueuePolicy>>(PolicyArgs& args)>;
+  using PlacementBuilder =
+      std::function<Result<std::unique_ptr<PlacementPolicy>>(PolicyArgs& args)>;
 
   // A registry holding the built-in policies.
   static PolicyRegistry with_builtins();
 
-  // Replaces a policy of the same name. A policy added with a plain factory takes no
-  // configuration: make_queue refuses weights for it rather than ignoring them.
+  // Each replaces a policy of the same name (of its kind).
   void add_queue(std::string name, QueueFactory factory);
-  void add_queue(std::string name, ConfigurableQueueFactory factory);
+  void add_queue(std::string name, std::vector<OptionSpec> options, QueueBuilder builder);
   void add_placement(std::string name, PlacementFactory factory);
+  void add_placement(std::string name, std::vector<OptionSpec> options, PlacementBuilder builder);
 
-  // Errors: not_found, listing the known names ("unknown queue policy 'fifoo' (did you mean
-  // 'fifo'?); known: fair, fifo, uwfq").
-  // With a config: invalid_argument when the policy takes none ("queue policy 'fifo' takes no
-  // weights") or the config is bad (the policy's message).
+  // One policy with its own options. Errors: not_found for an unknown name, listing the known
+  // ones ("unknown queue policy 'fifoo' (did you mean 'fifo'?); known: fair, fifo, uwfq");
+  // invalid_argument for options it does not take or bad values, one located problem per line
+  // ("wf.yaml:3:10: queue policy 'fifo' takes no option 'weights' (fair, uwfq do); it takes
+  // none").
   Result<std::unique_ptr<QueuePolicy>> make_queue(const std::string& name,
-                                                  const QueueConfig& config = {}) const;
-  Result<std::unique_ptr<PlacementPolicy>> make_placement(const std::string& name) const;
+                                                  const PolicyOptions& options = {},
+                                                  const PolicyContext& context = {}) const;
+  Result<std::unique_ptr<PlacementPolicy>> make_placement(const std::string& name,
+                                                          const PolicyOptions& options = {},
+                                                          const PolicyContext& context = {}) const;
+
+  // The policies of a scheduler section (empty names: kDefaultQueuePolicy,
+  // kDefaultPlacementPolicy), its options split between them: each key goes to the queue policy
+  // if it takes it, else to the placement policy; a key neither takes is refused. Errors as
+  // above, every problem of the section at once (invalid_argument; not_found when the only
+  // problem is an unknown name).
+  Result<SchedulerPolicies> make_policies(const SchedulerChoice& choice,
+                                          const PolicyContext& context = {}) const;
+  // The problems make_policies would report, located (the workflow reader's check).
+  std::vector<OptionIssue> check(const SchedulerChoice& choice) const;
+
+  // The entries of `options` that the queue policy `queue` or the placement policy `placement`
+  // take (for options meant for several policies: `chorus simulate --compare ... --weights`).
+  PolicyOptions options_taken(const std::string& queue, const std::string& placement,
+                              const PolicyOptions& options) const;
+  // The queue policies that take the option `key` ("weights": cfq, fair, ujf, uwfq).
+  std::vector<std::string> queues_taking(const std::string& key) const;
+  // A policy's options; empty for one without options or an unknown name.
+  std::vector<OptionSpec> queue_options(const std::string& name) const;
+  std::vector<OptionSpec> placement_options(const std::string& name) const;
 
   std::vector<std::string> queue_names() const;
   std::vector<std::string> placement_names() const;
 
+  template <typename Policy>
+  struct Entry {
+    std::vector<OptionSpec> options;
+    std::function<Result<std::unique_ptr<Policy>>(PolicyArgs&)> build;
+  };
+
  private:
-  std::map<std::string, ConfigurableQueueFactory> queues_;
-  std::map<std::string, PlacementFactory> placements_;
+  std::map<std::string, Entry<QueuePolicy>> queues_;
+  std::map<std::string, Entry<PlacementPolicy>> placements_;
 };
 
 // The built-in policies: one line each in builtin_policies.cpp.

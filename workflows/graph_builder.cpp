@@ -403,6 +403,7 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
     if (t.gate) {
       TaskSpec gate;
       gate.name = t.name;
+      gate.pos = {t.pos.line, t.pos.column};
       gate.kind = TaskKind::function;
       gate.per_rank = Resources{0, 0, 0};
       gate.held = true;

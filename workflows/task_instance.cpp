@@ -26,6 +26,7 @@ Status instantiate_task(const TaskTemplate& t, const KeyValues& vars, const std:
     return std::string{};
   };
   spec.kind = t.kind;
+  spec.pos = {t.pos.line, t.pos.column};
   spec.user = t.user;
   spec.job = t.job;
   spec.per_rank = t.per_rank;

@@ -59,12 +59,6 @@ Position mark_position(const YAML::Mark& m) {
   return {m.line + 1, m.column + 1};
 }
 
-const KeyChecker& scheduler_keys() {
-  static const KeyChecker checker({"queue", "placement", "weights", "planner", "mss", "deadline"},
-                                  {});
-  return checker;
-}
-
 // The graph planners a workflow may name. workflows/ cannot see schedulers/planners (which
 // depends on it), so the list lives here; cli/live_plan maps each name to its planner.
 const std::vector<std::string>& known_planners() {
@@ -102,9 +96,10 @@ void check_planner_choice(const std::vector<MapEntry>& entries, DiagnosticList& 
   const std::string name =
       planner != nullptr && planner->value.IsScalar() ? planner->value.Scalar() : std::string{};
   if (planner != nullptr) {
-    for (const char* other : {"queue", "placement", "weights"}) {
-      if (find_entry(entries, other) == nullptr) continue;
-      diags.add(planner->key_pos, "'planner' cannot be combined with '" + std::string(other) +
+    // The policies' names and their options (every key that is not the planner's).
+    for (const MapEntry& other : entries) {
+      if (other.key == "planner" || other.key == "mss" || other.key == "deadline") continue;
+      diags.add(planner->key_pos, "'planner' cannot be combined with '" + other.key +
                                       "' in 'scheduler': the plan decides both the order and "
                                       "the placement of tasks");
     }
@@ -124,17 +119,48 @@ void check_planner_choice(const std::vector<MapEntry>& entries, DiagnosticList& 
   }
 }
 
+// A policy option's value as written, located in `path`.
+OptionValue option_value(const YAML::Node& node, Position at, const std::string& path) {
+  OptionValue v;
+  v.at = {path, at.line, at.column};
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      v.text = node.Scalar();
+      break;
+    case YAML::NodeType::Map:
+      v.kind = OptionValue::Kind::map;
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const Position key_at = position_of(it->first, at);
+        v.items.push_back({it->first.IsScalar() ? it->first.Scalar() : std::string{},
+                           {path, key_at.line, key_at.column},
+                           option_value(it->second, mark_position(it->second.Mark()), path)});
+      }
+      break;
+    case YAML::NodeType::Sequence:
+      v.kind = OptionValue::Kind::list;
+      for (const YAML::Node& item : node) {
+        v.items.push_back({{}, v.at, option_value(item, position_of(item, at), path)});
+      }
+      break;
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      v.kind = OptionValue::Kind::null;
+      break;
+  }
+  return v;
+}
+
 // `scheduler: {queue: uwfq, placement: first-fit, weights: {alice: 2, bob: 1}}` or
-// `scheduler: {planner: spwd, mss: 10%, deadline: 2h}`. Policy names are checked against the
-// policy registry by the runner (workflows/ does not know the policies); planner names here.
+// `scheduler: {planner: spwd, mss: 10%, deadline: 2h}`. Policy names and their options (every
+// other key) are checked by the policies (WorkflowLoadOptions::check_scheduler; workflows/ does
+// not know them); planner names here.
 void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticList& diags) {
   if (!section.value.IsMap()) {
     diags.add(section.value_pos, "'scheduler' must be a map such as {queue: uwfq}, got " +
                                      describe_node(section.value));
     return;
   }
-  const std::vector<MapEntry> entries =
-      scheduler_keys().check(section.value, "in 'scheduler'", diags);
+  const std::vector<MapEntry> entries = map_entries(section.value, "in 'scheduler'", diags);
   check_planner_choice(entries, diags);
   for (const MapEntry& e : entries) {
     if (e.key == "queue" || e.key == "placement") {
@@ -146,8 +172,8 @@ void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticLis
       }
       bool queue = e.key == "queue";
       (queue ? out.queue : out.placement) = *name;
-      (queue ? out.queue_line : out.placement_line) = e.value_pos.line;
-      (queue ? out.queue_column : out.placement_column) = e.value_pos.column;
+      (queue ? out.queue_at : out.placement_at) = {diags.path(), e.value_pos.line,
+                                                   e.value_pos.column};
     } else if (e.key == "planner") {
       auto name = read_string(e, "'planner' in 'scheduler'", diags);
       if (!name) continue;
@@ -170,36 +196,10 @@ void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticLis
         continue;
       }
       out.planner_deadline = *d;
-    } else if (e.key == "weights") {
-      if (!e.value.IsMap()) {
-        diags.add(e.value_pos,
-                  "'weights' in 'scheduler' must map users to numbers, such as "
-                  "{alice: 2, bob: 1}, got " +
-                      describe_node(e.value));
-        continue;
-      }
-      out.weights_line = e.value_pos.line;
-      out.weights_column = e.value_pos.column;
-      for (auto it = e.value.begin(); it != e.value.end(); ++it) {
-        Position pos = mark_position(it->second.Mark());
-        std::string user = it->first.IsScalar() ? it->first.Scalar() : std::string{};
-        double w = 0;
-        bool number = it->second.IsScalar();
-        if (number) {
-          const std::string& text = it->second.Scalar();
-          char* end = nullptr;
-          w = std::strtod(text.c_str(), &end);
-          number = !text.empty() && end == text.c_str() + text.size();
-        }
-        if (user.empty()) {
-          diags.add(pos, "a user in 'weights' must be a name");
-        } else if (!number || !(w > 0) || !std::isfinite(w)) {
-          diags.add(pos, "the weight of user '" + user + "' must be a positive number, got " +
-                             describe_node(it->second));
-        } else {
-          out.weights[user] = w;
-        }
-      }
+    } else {
+      out.options.entries.push_back({e.key,
+                                     {diags.path(), e.key_pos.line, e.key_pos.column},
+                                     option_value(e.value, e.value_pos, diags.path())});
     }
   }
 }
@@ -425,6 +425,11 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
       templates.push_back(std::move(*t));
   }
   collect_job_weights(templates, graph.scheduler, diags);
+  if (options.check_scheduler && graph.scheduler.planner.empty() &&
+      find_entry(entries, "scheduler") != nullptr) {
+    for (const OptionIssue& issue : options.check_scheduler(graph.scheduler))
+      diags.add({issue.at.line, issue.at.column}, issue.message);
+  }
   if (!diags.empty()) return false;
 
   GraphLimits limits;

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/resources.hpp"
 #include "core/status.hpp"
@@ -41,6 +43,12 @@ struct WorkflowLoadOptions {
   std::uint64_t max_text_bytes = kMaxWorkflowTextBytes;
   // Tasks after expansion (a fuzz target lowers it to stay fast).
   std::uint64_t max_tasks = kMaxWorkflowTasks;
+  // Checks the `scheduler:` section (policy names and their options) against the policies that
+  // will run it, which workflows/ does not know: the runner does (PolicyRegistry::check). Its
+  // problems are reported with the file's others. Empty: the section's names and options are not
+  // checked here (the runner refuses them when it builds the policies). Not called when the
+  // section names a planner.
+  std::function<std::vector<OptionIssue>(const SchedulerChoice&)> check_scheduler;
 };
 
 // Reads, validates and expands a workflow file. On error the Status (invalid_argument) message

@@ -7,4 +7,14 @@ Result<std::unique_ptr<FairQueue>> FairQueue::create(PoolOptions options) {
   return std::make_unique<FairQueue>(std::move(options));
 }
 
+std::vector<OptionSpec> FairQueue::option_specs() {
+  return pool_option_specs();
+}
+
+Result<std::unique_ptr<QueuePolicy>> FairQueue::from_args(PolicyArgs& args) {
+  auto q = create(pool_options(args));
+  if (!q.ok()) return q.status();
+  return std::unique_ptr<QueuePolicy>(std::move(*q));
+}
+
 }  // namespace chorus

@@ -17,6 +17,9 @@ class FairQueue final : public PoolQueue {
   // `options` must be valid.
   explicit FairQueue(PoolOptions options) : PoolQueue(WithinPool::fair, std::move(options)) {}
   static Result<std::unique_ptr<FairQueue>> create(PoolOptions options);
+  // From a scheduler section: `weights` by user (pool_options).
+  static std::vector<OptionSpec> option_specs();
+  static Result<std::unique_ptr<QueuePolicy>> from_args(PolicyArgs& args);
   std::string_view name() const override { return "fair"; }
 };
 

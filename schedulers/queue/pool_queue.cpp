@@ -5,6 +5,16 @@
 
 namespace chorus {
 
+std::vector<OptionSpec> pool_option_specs() {
+  return {{"weights", OptionKind::user_weights}};
+}
+
+PoolOptions pool_options(const PolicyArgs& args) {
+  PoolOptions o;
+  o.weights = args.user_weights("weights").value_or(std::map<std::string, double>{});
+  return o;
+}
+
 Status PoolOptions::validate() const {
   for (const auto& [user, w] : weights) {
     if (!(w > 0) || !std::isfinite(w)) {

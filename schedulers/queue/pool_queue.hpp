@@ -21,6 +21,7 @@
 
 #include "core/status.hpp"
 #include "schedulers/policy.hpp"
+#include "schedulers/policy_options.hpp"
 #include "schedulers/queue/task_fifo.hpp"
 
 namespace chorus {
@@ -33,6 +34,10 @@ struct PoolOptions {
   // minShare, naming the user.
   Status validate() const;
 };
+
+// The options fair and ujf take from a scheduler section: `weights` (users' pools' weights).
+std::vector<OptionSpec> pool_option_specs();
+PoolOptions pool_options(const PolicyArgs& args);
 
 enum class WithinPool : std::uint8_t { fifo, fair };
 

@@ -16,6 +16,9 @@ class UjfQueue final : public PoolQueue {
   explicit UjfQueue(PoolOptions options)
       : PoolQueue(WithinPool::fifo, without_min_shares(std::move(options))) {}
   static Result<std::unique_ptr<UjfQueue>> create(PoolOptions options);
+  // From a scheduler section: `weights` by user (pool_options).
+  static std::vector<OptionSpec> option_specs();
+  static Result<std::unique_ptr<QueuePolicy>> from_args(PolicyArgs& args);
   std::string_view name() const override { return "ujf"; }
 
  private:

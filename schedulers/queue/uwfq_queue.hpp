@@ -27,6 +27,10 @@ class UwfqQueue final : public VirtualFairQueue {
 
   // Validates the options first (negative weights and the like are reported, not asserted).
   static Result<std::unique_ptr<UwfqQueue>> create(FairQueueOptions options);
+  // From a scheduler section: `weights` by user, `grace` (default kDefaultGrace); job weights
+  // and history from the context (fair_queue_options).
+  static std::vector<OptionSpec> option_specs();
+  static Result<std::unique_ptr<QueuePolicy>> from_args(PolicyArgs& args);
   static FairQueueOptions default_options();
 
   std::string_view name() const override { return "uwfq"; }

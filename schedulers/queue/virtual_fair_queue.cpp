@@ -7,6 +7,23 @@
 
 namespace chorus {
 
+std::vector<OptionSpec> fair_queue_option_specs() {
+  return {{"weights", OptionKind::user_weights}, {"grace", OptionKind::duration}};
+}
+
+FairQueueOptions fair_queue_options(const PolicyArgs& args, Duration default_grace) {
+  FairQueueOptions o;
+  o.weights = args.user_weights("weights").value_or(std::map<std::string, double>{});
+  o.grace = args.duration("grace").value_or(default_grace);
+  o.job_weights = args.context().job_weights;
+  if (auto samples = args.history()) {
+    auto history = std::make_unique<HistoryWork>();
+    for (const auto& [job_class, seconds] : *samples) history->add_sample(job_class, seconds);
+    o.estimator = std::move(history);
+  }
+  return o;
+}
+
 Status FairQueueOptions::validate() const {
   if (capacity_cores < 0) {
     return invalid_argument(

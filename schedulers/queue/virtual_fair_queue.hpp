@@ -57,6 +57,7 @@
 
 #include "core/status.hpp"
 #include "schedulers/policy.hpp"
+#include "schedulers/policy_options.hpp"
 #include "schedulers/queue/chain_tree.hpp"
 #include "schedulers/queue/task_fifo.hpp"
 #include "schedulers/queue/work_estimator.hpp"
@@ -74,6 +75,14 @@ struct FairQueueOptions {
   // negative capacity or a negative grace period, naming the offending entry.
   Status validate() const;
 };
+
+// The options cfq and uwfq take from a scheduler section: `weights` (users' shares) and `grace`.
+std::vector<OptionSpec> fair_queue_option_specs();
+// Their values with `default_grace` for a missing grace, and from the context the job weights and
+// the history: with history, work is HistoryWork seeded with it (the mean of past runs of a job's
+// class; declared estimates for classes never seen; it also learns from this run's finished
+// attempts); without, the declared estimates.
+FairQueueOptions fair_queue_options(const PolicyArgs& args, Duration default_grace);
 
 enum class FlowKind : std::uint8_t { user, job };
 

@@ -356,18 +356,24 @@ TEST_CASE("Schedulers.Uwfq.HistoryFromTheConfigEstimatesWork") {
   // b's short (1 s), so b goes first; without it both count as 1 s and a (first seen) goes first.
   for (bool with_history : {true, false}) {
     CAPTURE(with_history);
-    QueueConfig config;
+    PolicyContext context;
     if (with_history) {
-      config.history = std::vector<std::pair<std::string, double>>{{"long", 10}, {"short", 1}};
+      context.history = [] { return RuntimeSamples{{"long", 10}, {"short", 1}}; };
     }
-    auto q = PolicyRegistry::with_builtins().make_queue("uwfq", config);
+    auto q = PolicyRegistry::with_builtins().make_queue("uwfq", {}, context);
     REQUIRE(q.ok());
     Harness h(1);
     auto a = h.add(**q, "a", "long", 0);
     auto b = h.add(**q, "b", "short", 0);
     CHECK(h.start_next(**q) == (with_history ? b : a));
   }
-  QueueConfig pool;
-  pool.history = std::vector<std::pair<std::string, double>>{};
-  CHECK(!PolicyRegistry::with_builtins().make_queue("fair", pool).ok());
+  // A pool policy estimates no work: it never asks for the history (nobody reads the journal).
+  int asked = 0;
+  PolicyContext pool;
+  pool.history = [&asked] {
+    ++asked;
+    return RuntimeSamples{};
+  };
+  CHECK(PolicyRegistry::with_builtins().make_queue("fair", {}, pool).ok());
+  CHECK(asked == 0);
 }

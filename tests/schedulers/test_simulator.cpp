@@ -331,19 +331,29 @@ TEST_CASE("Schedulers.Sim.JobWeightsFromTheWorkloadSplitAUsersShare") {
   FirstFit ff;
   for (double urgent_weight : {4.0, 1.0}) {
     CAPTURE(urgent_weight);
-    QueueConfig config;
-    if (urgent_weight != 1) config.job_weights = {{"urgent", urgent_weight}};
-    auto q = PolicyRegistry::with_builtins().make_queue("uwfq", config);
+    PolicyContext context;
+    if (urgent_weight != 1) context.job_weights = {{"urgent", urgent_weight}};
+    auto q = PolicyRegistry::with_builtins().make_queue("uwfq", {}, context);
     REQUIRE(q.ok());
     auto r = simulate(*w, *c, **q, ff);
     REQUIRE(r.ok());
     bool urgent_first = r->jobs[1].finish_s < r->jobs[0].finish_s;
     CHECK(urgent_first == (urgent_weight > 1));
   }
-  QueueConfig pool_config;
-  pool_config.job_weights = {{"urgent", 2.0}};
-  auto pool = PolicyRegistry::with_builtins().make_queue("fair", pool_config);
-  CHECK(!pool.ok());
+  // Job weights are facts about the work offered to every policy: a pool policy does not weigh
+  // jobs, so its schedule is the same with them as without.
+  PolicyContext pool_context;
+  pool_context.job_weights = {{"urgent", 2.0}};
+  auto weighed = PolicyRegistry::with_builtins().make_queue("fair", {}, pool_context);
+  auto plain = PolicyRegistry::with_builtins().make_queue("fair");
+  REQUIRE(weighed.ok());
+  REQUIRE(plain.ok());
+  auto with_weights = simulate(*w, *c, **weighed, ff);
+  auto without = simulate(*w, *c, **plain, ff);
+  REQUIRE(with_weights.ok());
+  REQUIRE(without.ok());
+  for (std::size_t j = 0; j < w->jobs.size(); ++j)
+    CHECK(with_weights->jobs[j].finish_s == without->jobs[j].finish_s);
 }
 
 TEST_CASE("Schedulers.Sim.NegativeJobWeightIsAClearError") {

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 
+#include "schedulers/policy_registry.hpp"
 #include "workflow_test_util.hpp"
 
 using namespace chorus;
 using chorus::test::contains;
 using chorus::test::error_of;
+using chorus::test::test_options;
 
 namespace {
 
@@ -137,19 +139,28 @@ tasks:
                                "wf.yaml", options);
   REQUIRE(g.ok());
   CHECK(g->scheduler.queue == "uwfq");
-  CHECK(g->scheduler.queue_line == 4);
-  CHECK(g->scheduler.queue_column == 10);
+  CHECK(g->scheduler.queue_at.line == 4);
+  CHECK(g->scheduler.queue_at.column == 10);
   CHECK(g->scheduler.placement == "first-fit");
-  CHECK(g->scheduler.weights.at("alice") == 2.0);
-  CHECK(g->scheduler.weights.at("bob") == 0.5);
+  const OptionEntry* weights = g->scheduler.options.find("weights");
+  REQUIRE(weights != nullptr);
+  auto users = user_weights_of(weights->value);
+  REQUIRE(users.has_value());
+  CHECK(users->at("alice") == 2.0);
+  CHECK(users->at("bob") == 0.5);
   CHECK(g->tasks[0].user == "alice");
   CHECK(g->tasks[1].user == "bob");
+  // The policies check their options (as the CLI loads files), with the file's other problems.
+  WorkflowLoadOptions checked = test_options();
+  const auto registry = PolicyRegistry::with_builtins();
+  checked.check_scheduler = [&](const SchedulerChoice& c) { return registry.check(c); };
   std::string bad = error_of(R"Y(scheduler: {weights: {alice: 0, bob: x}, queeu: fifo}
 tasks:
   - name: a
     user: ""
     command: [x]
-)Y");
+)Y",
+                             checked);
   check_has_line(bad,
                  "wf.yaml:1:30: the weight of user 'alice' must be a positive number, got '0'");
   check_has_line(bad, "wf.yaml:1:38: the weight of user 'bob' must be a positive number, got 'x'");

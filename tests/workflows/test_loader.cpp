@@ -290,3 +290,36 @@ TEST_CASE("Workflows.Loader.ReadsTheWfCommonsReplayExport") {
   CHECK(r->tasks[0].estimate == std::chrono::milliseconds(12'500));
   CHECK(r->tasks[1].after == std::vector<TaskId>{0});
 }
+
+TEST_CASE("Workflows.Loader.TasksCarryTheirEntrysPosition") {
+  // The name's value of each entry: a sweep's members and a repeat group's tasks share their
+  // entry's, the group's gate is at its `repeat:` name; code-built tasks have none.
+  auto g = parse(R"Y(tasks:
+  - name: prep
+    command: [x]
+  - name: train
+    foreach: {lr: [1, 2]}
+    command: [x, "{lr}"]
+  - repeat: loop
+    max_rounds: 2
+    until: {file: out.json, key: /done, equals: true}
+    tasks:
+      - name: step
+        command: [x]
+)Y");
+  REQUIRE_MESSAGE(g.ok(), g.status().message());
+  auto at = [&](std::string_view name) {
+    const TaskSpec* t = find_task(*g, name);
+    REQUIRE_MESSAGE(t != nullptr, name);
+    return std::pair{t->pos.line, t->pos.column};
+  };
+  CHECK(at("prep") == std::pair{2, 11});
+  CHECK(at("train[lr=1]") == std::pair{4, 11});
+  CHECK(at("train[lr=2]") == std::pair{4, 11});
+  for (const auto& t : g->tasks) {
+    if (t.name.rfind("step", 0) == 0)
+      CHECK(std::pair{t.pos.line, t.pos.column} == std::pair{11, 15});
+  }
+  CHECK(at("loop").first == 7);
+  CHECK(TaskSpec{}.pos.line == 0);
+}

@@ -1,0 +1,40 @@
+#include "api/run_policies.hpp"
+
+namespace chorus {
+
+Result<RunPolicies> make_run_policies(const WorkflowGraph& graph, const RunOptions& options,
+                                      const std::function<RuntimeSamples()>& history) {
+  PolicyRegistry builtins;
+  const PolicyRegistry* registry = options.registry;
+  if (registry == nullptr) {
+    builtins = PolicyRegistry::with_builtins();
+    registry = &builtins;
+  }
+  SchedulerChoice choice = graph.scheduler;
+  // Names given in code or by a flag override the file's.
+  if (!options.queue.empty()) {
+    choice.queue = options.queue;
+    choice.queue_at = options.queue_at;
+  }
+  if (!options.placement.empty()) {
+    choice.placement = options.placement;
+    choice.placement_at = options.placement_at;
+  }
+  RunPolicies out;
+  PolicyContext context;
+  context.job_weights = graph.scheduler.job_weights;
+  context.history = [&]() -> std::optional<RuntimeSamples> {
+    if (!history) {
+      out.wants_history = true;
+      return std::nullopt;
+    }
+    return history();
+  };
+  auto made = registry->make_policies(choice, context);
+  if (!made.ok()) return made.status();
+  out.queue = std::move(made->queue);
+  out.placement = std::move(made->placement);
+  return out;
+}
+
+}  // namespace chorus
