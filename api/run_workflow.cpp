@@ -13,6 +13,7 @@
 
 #include "adapters/local/process_identity.hpp"
 #include "api/run_policies.hpp"
+#include "core/host_name.hpp"
 #include "core/node_info.hpp"
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/orphans.hpp"
@@ -21,11 +22,6 @@
 
 namespace chorus {
 namespace {
-
-std::string host_name() {
-  char host[256] = {};
-  return gethostname(host, sizeof host - 1) == 0 ? host : "localhost";
-}
 
 Status make_dirs(const std::string& dir) {
   std::error_code ec;

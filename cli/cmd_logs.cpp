@@ -12,6 +12,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
+#include "core/host_name.hpp"
 #include "core/text.hpp"
 #include "runtime/agent/log_fetch.hpp"
 #include "runtime/log_paths.hpp"
@@ -25,11 +26,6 @@ bool copy_file(const std::string& path, std::ostream& out) {
   out << in.rdbuf();
   out.flush();
   return true;
-}
-
-std::string this_host() {
-  char host[256] = {};
-  return gethostname(host, sizeof host - 1) == 0 ? host : "";
 }
 
 // The node an attempt ran on, from its journaled `running` event ("" when not placed).
@@ -134,7 +130,7 @@ void add_logs_command(CLI::App& app) {
     if (!a->only_err) show(out_path, "stdout", std::cout);
     if (!a->only_out) show(err_path, "stderr", std::cerr);
     if (!stayed.empty()) {
-      bool elsewhere = run->status == RunStatus::running && run->host != this_host();
+      bool elsewhere = run->status == RunStatus::running && run->host != host_name();
       out.error("task '" + record->name + "' attempt " + std::to_string(attempt) +
                 ": its output stayed on node " + node + " in " + node_dir + "/ (" + stayed + ")" +
                 (elsewhere

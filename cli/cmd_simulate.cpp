@@ -102,6 +102,30 @@ Result<SchedulerPolicies> make_policies(const PolicyRegistry& registry, const st
   return registry.make_policies(choice, context);
 }
 
+// A flag (--weights, --grace) that no policy of the run takes is refused rather than dropped:
+// a --compare list gives it to those of its policies that take it, but at least one must.
+Status check_flags_taken(const PolicyRegistry& registry, const std::vector<std::string>& queues,
+                         const std::string& placement, const PolicyOptions& options) {
+  auto takes = [](const std::vector<OptionSpec>& specs, const std::string& key) {
+    return std::any_of(specs.begin(), specs.end(),
+                       [&](const OptionSpec& o) { return o.key == key; });
+  };
+  for (const auto& e : options.entries) {
+    if (e.key_at.in_file() || !e.key_at.source.starts_with("--")) continue;
+    if (takes(registry.placement_options(placement), e.key)) continue;
+    bool taken = false;
+    for (const auto& q : queues) taken = taken || takes(registry.queue_options(q), e.key);
+    if (taken) continue;
+    const auto others = registry.queues_taking(e.key);
+    return invalid_argument(
+        e.key_at.source + ": " +
+        (queues.size() == 1 ? "queue policy '" + queues.front() + "' takes"
+                            : "none of the queue policies " + join(queues) + " takes") +
+        " no '" + e.key + "'" + (others.empty() ? "" : " (" + join(others) + " do)"));
+  }
+  return {};
+}
+
 // "--weights alice=2,bob=1" as the option `weights` ({alice: 2, bob: 1}), located at the flag.
 OptionEntry weights_option(const std::string& text) {
   const OptionOrigin flag{"--weights"};
@@ -248,6 +272,7 @@ void run_simulate(const Args& a) {
     auto p = make_policies(registry, n, a.placement, policy_options);
     if (!p.ok()) fail(p.status());
   }
+  if (Status s = check_flags_taken(registry, names, a.placement, policy_options); !s.ok()) fail(s);
 
   sim::SimOptions options;
   options.user_weights = *weights;

@@ -1,5 +1,7 @@
 #include "core/node_info.hpp"
 
+#include "core/host_name.hpp"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -7,8 +9,7 @@ namespace chorus {
 
 NodeInfo local_node_info() {
   NodeInfo n;
-  char host[256] = {};
-  n.name = gethostname(host, sizeof host - 1) == 0 ? host : "localhost";
+  n.name = host_name();
   cpu_set_t set;
   CPU_ZERO(&set);
   int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/host_name.hpp"
 #include "runtime/log_paths.hpp"
 #include "runtime/services/service_lifecycle.hpp"
 #include "runtime/store/node_field.hpp"
@@ -15,11 +16,6 @@
 
 namespace chorus {
 namespace {
-
-std::string local_host_name() {
-  char host[256] = {};
-  return gethostname(host, sizeof host - 1) == 0 ? host : "localhost";
-}
 
 }  // namespace
 
@@ -184,7 +180,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     if (previous != nullptr) apply_previous(*previous);
     if (!graph_.services.empty()) {
       ServiceLifecycle::Host& host = *this;  // a private base: converted here, where it is known
-      services_ = std::make_unique<ServiceLifecycle>(graph_, tasks_, host, local_host_name());
+      services_ = std::make_unique<ServiceLifecycle>(graph_, tasks_, host, host_name());
     }
     if (options_.on_task_done && previous != nullptr) {
       for (TaskId id = 0; id < n; ++id) {

@@ -7,6 +7,7 @@
 
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "adapters/slurm/srun_launcher.hpp"
+#include "core/host_name.hpp"
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/backends/srun_agent_step.hpp"
 
@@ -63,8 +64,7 @@ std::string duration_argument(Duration d) {
 }  // namespace
 
 std::string allocation_interface(const std::vector<NodeInfo>& nodes) {
-  char host[256] = {};
-  std::string self = gethostname(host, sizeof host - 1) == 0 ? ipv4_of(host) : "";
+  std::string self = ipv4_of(host_name());
   for (const auto& n : nodes) {
     std::string peer = ipv4_of(n.name);
     if (peer.empty() || peer == self) continue;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "adapters/inproc/inproc_launcher.hpp"
-#include "adapters/launcher_test_util.hpp"
+#include "support/launcher_harness.hpp"
 
 using namespace chorus;
 using namespace chorus::test;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <set>
 
-#include "adapters/launcher_test_util.hpp"
+#include "support/launcher_harness.hpp"
 #include "adapters/local/local_launcher.hpp"
 
 using namespace chorus;

@@ -195,3 +195,24 @@ TEST_CASE("Integration.SimulateWorkflow.KubernetesPlacementBaselinesByName") {
     CHECK(live.exit_code == 0);
   }
 }
+
+TEST_CASE("Integration.SimulateWorkflow.AFlagNoPolicyTakesIsRefused") {
+  // --grace on a policy without a grace period used to be refused by that policy; now that each
+  // policy takes what it declares, a flag no policy of the run takes is refused by simulate.
+  TempDir dir;
+  auto run = run_chorus(
+      {"simulate", "--workload", "gen:4large", "--queue", "fair", "--grace", "1s"}, dir.path());
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--grace: queue policy 'fair' takes no 'grace' (cfq, uwfq do)") !=
+        std::string::npos);
+  run = run_chorus(
+      {"simulate", "--workload", "gen:4large", "--compare", "fifo,fair", "--weights", "u1=2"},
+      dir.path());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);  // fair takes weights, fifo runs without them
+  run = run_chorus(
+      {"simulate", "--workload", "gen:4large", "--compare", "fifo,uwfq", "--grace", "1s"},
+      dir.path());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+}

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "planners/planner_test_util.hpp"
+#include "support/planner_graphs.hpp"
 #include "schedulers/planners/graph_planner.hpp"
 #include "schedulers/planners/plan_evaluation.hpp"
 #include "schedulers/planners/platform_reader.hpp"

@@ -8,7 +8,7 @@
 #include <functional>
 #include <set>
 
-#include "planners/planner_test_util.hpp"
+#include "support/planner_graphs.hpp"
 #include "schedulers/planners/deadline_dp.hpp"
 #include "schedulers/planners/graph_planner.hpp"
 #include "schedulers/planners/plan_evaluation.hpp"

@@ -13,7 +13,7 @@
 #include "runtime/agent/agent.hpp"
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/log_fetch.hpp"
-#include "runtime/agent_thread.hpp"
+#include "support/agent_thread.hpp"
 #include "runtime/backends/agents_backend.hpp"
 #include "runtime/transport/curve_keys.hpp"
 #include "support/process.hpp"

@@ -10,7 +10,7 @@
 
 #include "api/run_workflow.hpp"
 #include "api/tasks.hpp"
-#include "runtime/agent_thread.hpp"
+#include "support/agent_thread.hpp"
 #include "runtime/backends/agents_backend.hpp"
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/backends/srun_agent_step.hpp"

@@ -7,7 +7,7 @@
 
 #include "api/tasks.hpp"
 #include "runtime/coordinator.hpp"
-#include "runtime/scripted_launcher.hpp"
+#include "support/scripted_launcher.hpp"
 #include "schedulers/placement/first_fit.hpp"
 #include "schedulers/queue/fifo_queue.hpp"
 #include "support/memory_journal.hpp"

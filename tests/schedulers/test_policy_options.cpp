@@ -6,7 +6,7 @@
 #include <string>
 
 #include "schedulers/policy_registry.hpp"
-#include "vip_first_queue.hpp"
+#include "support/vip_first_queue.hpp"
 #include "workflows/workflow_loader.hpp"
 
 using namespace chorus;

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "runtime/store/state_store.hpp"
-#include "slurm/slurm_cluster.hpp"
-#include "slurm/slurm_jobs.hpp"
+#include "support/slurm_cluster.hpp"
+#include "support/slurm_jobs.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <regex>
 
-#include "slurm/slurm_cluster.hpp"
-#include "slurm/slurm_jobs.hpp"
+#include "support/slurm_cluster.hpp"
+#include "support/slurm_jobs.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;

@@ -11,7 +11,7 @@
 #include "adapters/mpi/mpi_command.hpp"
 #include "adapters/slurm/srun_launcher.hpp"
 #include "runtime/store/state_store.hpp"
-#include "slurm/slurm_cluster.hpp"
+#include "support/slurm_cluster.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;

@@ -16,7 +16,7 @@
 #include <regex>
 
 #include "adapters/slurm/allocation.hpp"
-#include "slurm/slurm_cluster.hpp"
+#include "support/slurm_cluster.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;

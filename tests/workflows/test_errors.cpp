@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "schedulers/policy_registry.hpp"
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 
 using namespace chorus;
 using chorus::test::contains;

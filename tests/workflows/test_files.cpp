@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 
 using namespace chorus;
 using chorus::test::contains;

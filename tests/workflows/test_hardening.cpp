@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 
 using namespace chorus;
 using chorus::test::contains;

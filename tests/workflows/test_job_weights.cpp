@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 
 using namespace chorus;
 using chorus::test::contains;

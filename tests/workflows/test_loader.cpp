@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 #include "workflows/wfcommons_export.hpp"
 
 using namespace chorus;

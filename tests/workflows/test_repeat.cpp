@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 
 using namespace chorus;
 using chorus::test::contains;

@@ -2,7 +2,7 @@
 // located errors for names and options it refuses.
 #include <doctest/doctest.h>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 
 using namespace chorus;
 using chorus::test::contains;

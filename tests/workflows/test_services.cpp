@@ -2,7 +2,7 @@
 // read, and every bad input is a located error.
 #include <doctest/doctest.h>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 
 using namespace chorus;
 using chorus::test::contains;

@@ -1,7 +1,7 @@
 // The pure pieces under the loader: ranges, products, member names and placeholders.
 #include <doctest/doctest.h>
 
-#include "workflow_test_util.hpp"
+#include "support/workflow_parsing.hpp"
 #include "workflows/placeholder.hpp"
 #include "workflows/sweep.hpp"
 
