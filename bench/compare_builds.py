@@ -12,6 +12,7 @@ machine (the coordinator's whole path through the agent launcher, no Slurm), as 
 agents/run_agents.py; --slurm adds `chorus launch` of 5,000 /bin/true on the 4-node test cluster.
 """
 import argparse
+import atexit
 import json
 import os
 import re
@@ -106,8 +107,10 @@ def uwfq_decisions(build, tag):
 
 def slurm_launch(build, tag):
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    subprocess.run([os.path.join(repo, "tests", "slurm", "cluster.sh"), "start", "4"], check=True,
-                   capture_output=True)
+    cluster = os.path.join(repo, "tests", "slurm", "cluster.sh")
+    if subprocess.run([cluster, "status"], capture_output=True).returncode != 0:
+        subprocess.run([cluster, "start", "4"], check=True, capture_output=True)
+        started_cluster.append(cluster)  # stopped at the end, even when a figure fails
     os.environ.setdefault("SLURM_CONF", "/tmp/chorus-slurm/etc/slurm.conf")
     times = os.path.join(work, "times-" + tag)
     state = os.path.join(work, "slurm-" + tag)
@@ -127,6 +130,8 @@ figures = [launch_rate, function_tasks, agent_tasks, uwfq_decisions]
 if args.slurm:
     figures.append(slurm_launch)
 
+started_cluster = []
+atexit.register(lambda: [subprocess.run([c, "stop"], capture_output=True) for c in started_cluster])
 runs = {"before": [], "after": []}
 for r in range(args.repeats):
     order = ["before", "after"] if r % 2 == 0 else ["after", "before"]
