@@ -235,6 +235,10 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   copts.fail_fast = options.fail_fast;
   copts.on_task_done = options.on_task_done;
   copts.run_token = run.token;
+  if (NodeFactsSource* facts = backend->facts_source(); facts != nullptr) {
+    facts->set_probe_targets(graph.sources);
+    copts.facts = facts;
+  }
   RepeatDriver repeats(graph);
   if (!graph.repeats.empty()) {
     copts.on_task_done = [&repeats, user = options.on_task_done](

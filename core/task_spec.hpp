@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/data_movement.hpp"
 #include "core/resources.hpp"
 #include "core/status.hpp"
 #include "core/units.hpp"
@@ -75,6 +76,8 @@ struct TaskSpec {
   Duration estimate{0};    // expected runtime when known (user, trace, history); 0 = unknown
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  // What it moves over the network (network-aware placement); empty = nothing declared.
+  DataMovement data;
   std::vector<TaskId> after;  // dependencies: ids of tasks that must succeed first
   // Services (WorkflowGraph::services) whose every replica must be ready before this task starts;
   // it receives their endpoints as CHORUS_SERVICE_<NAME>.

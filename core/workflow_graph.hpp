@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data_movement.hpp"
 #include "core/policy_options.hpp"
 #include "core/service_spec.hpp"
 #include "core/task_spec.hpp"
@@ -77,6 +78,9 @@ struct WorkflowGraph {
   SchedulerChoice scheduler;
   std::vector<ServiceSpec> services;  // their replicas are tasks of kind service
   std::vector<RepeatGroup> repeats;
+  // `sources:`: where tasks' data comes from and goes (TaskSpec::data refers to them by index);
+  // agents probe them (runtime/netprobe/).
+  std::vector<DataSource> sources;
 
   // Appends a task, setting its id; returns the id.
   TaskId add(TaskSpec spec) {

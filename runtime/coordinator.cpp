@@ -207,6 +207,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         services_->poll(now());
         stop_unneeded_services();
       }
+      if (options_.facts != nullptr) options_.facts->update(cluster_.all_facts(), now());
       if (!stopping_new_work()) dispatch();
       if (!tasks_.error().ok()) return stop_run(tasks_.error());
       if (Status s = flush(); !s.ok()) return abort_run(s);

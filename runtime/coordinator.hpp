@@ -25,6 +25,7 @@
 #include "core/workflow_graph.hpp"
 #include "runtime/cancel_token.hpp"
 #include "runtime/loop_clock.hpp"
+#include "runtime/node_facts_source.hpp"
 #include "runtime/run_observer.hpp"
 #include "runtime/store/state_store.hpp"
 #include "schedulers/policy.hpp"
@@ -73,6 +74,9 @@ struct CoordinatorOptions {
   // Where the loop reads the time and waits (must outlive run()); nullptr = the real clock and
   // poll(2). Tests inject a manual one.
   LoopClock* clock = nullptr;
+  // Where the nodes' telemetry comes from (the agents backend's); nullptr = none. Asked once per
+  // loop turn before tasks are placed; must outlive run().
+  NodeFactsSource* facts = nullptr;
 };
 
 struct FailedTask {

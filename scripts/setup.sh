@@ -13,7 +13,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libyaml-cpp-dev libsqlite3-dev sqlite3 doctest-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  libzmq3-dev cppzmq-dev libre2-dev
+  libzmq3-dev cppzmq-dev libre2-dev libxgboost-dev iproute2
   libopenmpi-dev openmpi-bin libpmix-dev
   procps python3 coinor-libcbc-dev chromium
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge

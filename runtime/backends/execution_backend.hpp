@@ -27,6 +27,7 @@
 #include "core/status.hpp"
 #include "runtime/cancel_token.hpp"
 #include "runtime/coordinator.hpp"
+#include "runtime/node_facts_source.hpp"
 #include "schedulers/policy.hpp"
 
 namespace chorus {
@@ -63,6 +64,9 @@ class ExecutionBackend {
   // What the site's own machinery printed last (the srun step that starts the agents; next,
   // pods' logs), for a report after a failure; "" when there is nothing to show.
   virtual std::string site_output(int /*max_lines*/) const { return {}; }
+  // The nodes' telemetry (agents report it), or nullptr when the site has none; valid between
+  // start() and stop(). run_workflow gives it the run's data sources and the coordinator.
+  virtual NodeFactsSource* facts_source() { return nullptr; }
 };
 
 // The table for a backend whose services run where its executable tasks do.

@@ -59,6 +59,7 @@ class ClusterState {
   // The owner writes them between placement decisions; policies read them through the views.
   NodeFacts& facts(int index) { return facts_[static_cast<std::size_t>(index)]; }
   const NodeFacts& facts(int index) const { return facts_[static_cast<std::size_t>(index)]; }
+  std::span<NodeFacts> all_facts() { return facts_; }
 
  private:
   void bind_views();
