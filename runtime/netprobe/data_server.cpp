@@ -209,8 +209,8 @@ void DataServer::accept_all() {
     }
     connections_.fetch_add(1, std::memory_order_relaxed);
     if (conns_.size() >= options_.max_connections) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);  // counted before the client can see it
       ::close(fd);
-      dropped_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     // Answers are small writes after small writes (OK after OK): Nagle's algorithm would hold
