@@ -36,7 +36,7 @@ run() {
   echo "run_tsan: $*"
   "$@" || status=1
 }
-run "$BUILD_DIR/tests/test_runtime" -tc='Runtime.Coordinator.*,Runtime.Agent*'
+run "$BUILD_DIR/tests/test_runtime" -tc='Runtime.Coordinator.*,Runtime.Agent*,Runtime.Netprobe.Prober*'
 run "$BUILD_DIR/tests/test_adapters" -tc='Adapters.Inproc.*'
 run "$BUILD_DIR/tests/test_integration" -tc='Integration.Agents.*'
 echo "run_tsan: tests took $(($(date +%s) - start)) s"

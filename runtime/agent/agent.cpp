@@ -386,12 +386,14 @@ class AgentLoop {
   bool welcomed_ = false;
   TimePoint last_heard_{};
   TimePoint last_sent_{};
+  // Telemetry: the collectors' and the probes' threads, created on welcome. Declared before
+  // local_ so that, at exit, the tasks are killed first and a probe in flight (bounded by its
+  // timeouts) is waited for after.
+  std::unique_ptr<netprobe::TelemetrySampler> sampler_;
+  std::unique_ptr<netprobe::LinkProber> prober_;
   // Declared before local_ so it outlives it: the launcher reads each task's spec by pointer.
   std::unordered_map<std::uint64_t, std::unique_ptr<Entry>> running_;
   std::unique_ptr<LocalLauncher> local_;  // created on welcome, with the coordinator's grace
-  // Telemetry: the collectors' and the probes' threads, created on welcome.
-  std::unique_ptr<netprobe::TelemetrySampler> sampler_;
-  std::unique_ptr<netprobe::LinkProber> prober_;
   AgentTelemetry telemetry_;
   TimePoint last_telemetry_{};
   int running_cores_ = 0;

@@ -156,14 +156,17 @@ Status DataServer::run() {
   for (;;) {
     fds.clear();
     fds.push_back({wake_read_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    // Out of descriptors (EMFILE): the listening socket stays readable, so it is left out of
+    // the poll for a moment instead of spinning on it.
+    const bool accepting = std::chrono::steady_clock::now() >= accept_paused_until_;
+    fds.push_back({listen_fd_, static_cast<short>(accepting ? POLLIN : 0), 0});
     for (const auto& c : conns_) {
       short events = 0;
       if (c->wants_write()) events |= POLLOUT;
       if (c->wants_read()) events |= POLLIN;
       fds.push_back({c->fd, events, 0});
     }
-    if (::poll(fds.data(), fds.size(), 1000) < 0) {
+    if (::poll(fds.data(), fds.size(), accepting ? 1000 : 100) < 0) {
       if (errno == EINTR) continue;
       return io_error("data server: poll: " + errno_text(errno));
     }
@@ -198,11 +201,16 @@ Status DataServer::run() {
 void DataServer::accept_all() {
   for (;;) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or an error the next turn sees again (EMFILE: retried later)
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        accept_paused_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      }
+      return;  // EAGAIN: all taken
+    }
     connections_.fetch_add(1, std::memory_order_relaxed);
     if (conns_.size() >= options_.max_connections) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);  // counted before the client can see it
       ::close(fd);
-      dropped_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     // Answers are small writes after small writes (OK after OK): Nagle's algorithm would hold

@@ -76,6 +76,7 @@ class DataServer {
   int port_ = 0;
   DataServerOptions options_;
   std::vector<std::unique_ptr<Connection>> conns_;
+  std::chrono::steady_clock::time_point accept_paused_until_{};
   std::atomic<std::uint64_t> connections_{0}, requests_{0}, errors_{0}, bytes_sent_{0},
       bytes_received_{0}, dropped_{0};
 };

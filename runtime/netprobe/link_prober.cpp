@@ -29,6 +29,7 @@ struct LinkProber::Link {
     double tokens = 0;       // bytes the next probe may spend
     double tokens_at = 0;    // when `tokens` was last brought up to date
     double reported_at = 0;  // when the reported rate was measured; 0 = never
+    double probed_at = 0;    // when the last probe ended
     bool reported_long = false;
   };
   ProbeTarget target;
@@ -94,10 +95,22 @@ void LinkProber::run() {
     }
     if (stop_) return;
     if (changed_) {
+      // A target already probed keeps its link (connection, figures, capacity and budget):
+      // a new list must not restart a budget on credit, nor forget what was measured.
+      std::vector<std::unique_ptr<Link>> old = std::move(links_);
       links_.clear();
       for (auto& t : pending_) {
-        links_.push_back(std::make_unique<Link>());
-        links_.back()->target = std::move(t);
+        auto same = std::find_if(old.begin(), old.end(), [&](const auto& l) {
+          return l && l->target.host == t.host && l->target.port == t.port &&
+                 l->target.probe == t.probe;
+        });
+        if (same != old.end()) {
+          links_.push_back(std::move(*same));
+          links_.back()->target.name = std::move(t.name);
+        } else {
+          links_.push_back(std::make_unique<Link>());
+          links_.back()->target = std::move(t);
+        }
       }
       pending_.clear();
       changed_ = false;
@@ -165,13 +178,15 @@ double LinkProber::step(Link& link, double now) {
           std::min(d.tokens + d.fill_rate * (t - d.tokens_at), static_cast<double>(d.next_size));
       d.tokens_at = t;
     }
-    if (!d.started || d.tokens >= static_cast<double>(d.next_size)) {
+    const double spaced = d.probed_at + seconds_of(budget_.min_interval);
+    if (!d.started || (d.tokens >= static_cast<double>(d.next_size) && t >= spaced)) {
       probe_transfer(link, down, t);
       if (!link.client) return link.retry_at;
     }
     const double need = static_cast<double>(d.next_size) - d.tokens;
-    next = std::min(
-        next, d.fill_rate > 0 ? d.tokens_at + std::max(0.0, need) / d.fill_rate : d.tokens_at + 60);
+    const double due =
+        d.fill_rate > 0 ? d.tokens_at + std::max(0.0, need) / d.fill_rate : d.tokens_at + 60;
+    next = std::min(next, std::max(due, d.probed_at + seconds_of(budget_.min_interval)));
   }
   return next;
 }
@@ -206,6 +221,7 @@ void LinkProber::probe_transfer(Link& link, bool down, double now) {
   // The first probe is on credit: the bucket starts that far below zero.
   d.tokens = (d.started ? d.tokens : 0) - static_cast<double>(size);
   d.tokens_at = done;
+  d.probed_at = done;
   d.started = true;
   const double rtt = std::isfinite(link.rtt_min) ? link.rtt_min : 0;
   const double rate = static_cast<double>(r->bytes) / std::max(r->seconds, 1e-6);

@@ -21,7 +21,8 @@
 //   zero). So the bytes probed up to any time after the first repayment are at most
 //   `fraction` x capacity x time. The timed part lasts max(`min_seconds`, 4 rtt) at the
 //   capacity; a probe is at least `min_bytes`, at most `max_bytes`, and grows at most 4x per
-//   probe while probes are too short to count.
+//   probe while probes are too short to count. And at most one probe per direction every
+//   `min_interval` (2 s), so a very fast link costs less than 1%.
 // - Long enough to count: a timed part of at least 0.8 x the intended duration (or the
 //   largest size). A shorter one sizes the next probe and fills the budget at its rate until
 //   a long one counts, but never becomes the capacity.
@@ -51,6 +52,9 @@ struct ProbeBudget {
   std::uint64_t min_bytes = 64 * 1024;
   std::uint64_t first_bytes = 64 * 1024;
   std::uint64_t max_bytes = 8ULL << 20;
+  // At most one bandwidth probe per direction this often, whatever the budget allows (on a
+  // fast link 1% is a lot of bytes: loopback would be probed at 100 MB/s).
+  Duration min_interval = std::chrono::seconds(2);
   Duration rtt_interval = std::chrono::seconds(1);
   Duration connect_interval = std::chrono::seconds(5);
   Duration timeout = std::chrono::seconds(3);
@@ -78,7 +82,8 @@ class LinkProber {
   LinkProber(const LinkProber&) = delete;
   LinkProber& operator=(const LinkProber&) = delete;
 
-  // Replaces the targets (a new run's sources): the old links' figures are forgotten.
+  // Replaces the targets (a new run's sources). A target of the old list (same host, port and
+  // probe) keeps its link: figures, capacity and budget; the others' are forgotten.
   void set_targets(std::vector<ProbeTarget> targets, std::uint32_t generation);
   // The figures now, ages counted to `now_s` (steady seconds), into `out.links` and
   // `out.targets_generation`.

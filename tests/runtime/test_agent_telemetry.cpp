@@ -5,14 +5,18 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <thread>
 
+#include "api/run_workflow.hpp"
 #include "api/tasks.hpp"
 #include "runtime/agent/agent.hpp"
 #include "runtime/agent/agent_launcher.hpp"
+#include "runtime/agent/agent_protocol.hpp"
 #include "runtime/backends/agents_backend.hpp"
 #include "runtime/netprobe/data_server.hpp"
 #include "runtime/transport/curve_keys.hpp"
+#include "runtime/transport/message_socket.hpp"
 #include "support/agent_thread.hpp"
 #include "support/process.hpp"
 
@@ -147,4 +151,115 @@ TEST_CASE("Runtime.AgentTelemetry.BothNodesFactsCarryLinksAndInterfaceRatesWithi
   a.reset();
   (*server)->stop();
   serving.join();
+}
+
+TEST_CASE("Runtime.AgentTelemetry.ARunsSourcesReachTheAgentsThroughRunWorkflow") {
+  auto server = netprobe::DataServer::listen("127.0.0.1:0");
+  REQUIRE(server.ok());
+  std::thread serving([&] { (void)(*server)->run(); });
+  TempDir dir;
+  AgentLauncherOptions lo;
+  lo.key_dir = dir / "keys";
+  lo.heartbeat = std::chrono::milliseconds(100);
+  auto launcher = AgentLauncher::start(lo);
+  REQUIRE_MESSAGE(launcher.ok(), launcher.status().message());
+  AgentLauncher& agents = **launcher;
+  AgentThread a(fast_agent(agents, "a"));
+  auto nodes = agents.wait_for_nodes({"a"}, std::chrono::seconds(20));
+  REQUIRE_MESSAGE(nodes.ok(), nodes.status().message());
+  auto backend = attach_agents_backend(agents, *nodes);
+
+  WorkflowGraph g;
+  g.name = "probed";
+  g.workdir = dir.path();
+  g.sources.push_back({"store", "127.0.0.1", (*server)->port(), SourceProbe::data_server, 0, 0});
+  g.add(shell_task("wait", "sleep 1.5"));
+  RunOptions options;
+  options.state_dir = dir / "state";
+  options.backend = backend.get();
+  auto outcome = run_workflow(g, options);
+  REQUIRE_MESSAGE(outcome.ok(), outcome.status().message());
+  CHECK(outcome->summary.status == RunStatus::succeeded);
+  // The coordinator's loop took the agent's telemetry, links to the run's source included.
+  const auto t = agents.node_telemetry("a");
+  REQUIRE(t.last != nullptr);
+  CHECK(t.last->targets_generation == agents.probe_generation());
+  REQUIRE(t.last->links.size() == 1);
+  CHECK(t.last->links[0].rtt_s > 0);
+  CHECK((*server)->stats().requests > 0);  // the probes reached the data server
+
+  agents.shutdown_agents();
+  (*server)->stop();
+  serving.join();
+}
+
+TEST_CASE("Runtime.AgentTelemetry.HostileFiguresBecomeUnknownAndMalformedOnesAreDropped") {
+  TempDir dir;
+  AgentLauncherOptions lo;
+  lo.key_dir = dir / "keys";
+  auto launcher = AgentLauncher::start(lo);
+  REQUIRE(launcher.ok());
+  AgentLauncher& agents = **launcher;
+  const AgentKeys keys = read_agent_keys(agents.key_dir()).value();
+  // An agent by hand: the real socket and encoding, figures of our choosing.
+  auto socket = ClientSocket::connect(agents.endpoint(), keys.coordinator_public, keys.agent);
+  REQUIRE(socket.ok());
+  REQUIRE((*socket)->send(encode_hello({"h", {1, 0, 0}, 1, ""})).ok());
+  auto nodes = agents.wait_for_nodes({"h"}, std::chrono::seconds(20));
+  REQUIRE_MESSAGE(nodes.ok(), nodes.status().message());
+  auto backend = attach_agents_backend(agents, *nodes);
+  NodeFactsSource* source = backend->facts_source();
+  std::vector<DataSource> sources(1);
+  sources[0] = {"s", "127.0.0.1", 1, SourceProbe::data_server, 0, 0};
+  source->set_probe_targets(sources);
+
+  AgentTelemetry t;
+  t.targets_generation = agents.probe_generation();
+  t.rx_Bps = -5;
+  t.tx_Bps = std::numeric_limits<double>::infinity();
+  t.backlog_bytes = 100;
+  t.links = {{0.001, 1e6, -1, -3}};
+  REQUIRE((*socket)->send(encode_telemetry(t)).ok());
+  std::vector<NodeFacts> facts(1);
+  std::vector<StateUpdate> none;
+  REQUIRE(chorus::test::eventually(
+      [&] {
+        agents.poll(none);
+        source->update(facts, Clock::now());
+        return facts[0].revision > 0;
+      },
+      10));
+  CHECK(std::isnan(facts[0].rx_Bps));
+  CHECK(std::isnan(facts[0].tx_Bps));
+  CHECK(facts[0].backlog_bytes == 100);
+  REQUIRE(facts[0].links.size() == 1);
+  CHECK(facts[0].links[0].down_Bps == 1e6);
+  CHECK(std::isnan(facts[0].links[0].up_Bps));
+  CHECK(facts[0].links[0].measured == TimePoint{});  // a negative age: not known when
+
+  // A truncated one is dropped whole: the last good figures stay.
+  const auto rev = facts[0].revision;
+  t.backlog_bytes = 999;
+  std::string cut = encode_telemetry(t);
+  cut.pop_back();
+  REQUIRE((*socket)->send(cut).ok());
+  REQUIRE((*socket)->send(encode_empty(AgentMessage::heartbeat)).ok());
+  chorus::test::sleep_ms(300);
+  agents.poll(none);
+  source->update(facts, Clock::now());
+  CHECK(facts[0].revision == rev);
+  CHECK(facts[0].backlog_bytes == 100);
+  // Links of another generation are not read against this one.
+  t.targets_generation += 7;
+  t.links[0].down_Bps = 5;
+  REQUIRE((*socket)->send(encode_telemetry(t)).ok());
+  REQUIRE(chorus::test::eventually(
+      [&] {
+        agents.poll(none);
+        source->update(facts, Clock::now());
+        return facts[0].revision > rev;
+      },
+      10));
+  CHECK(facts[0].backlog_bytes == 999);
+  CHECK(facts[0].links[0].down_Bps == 1e6);
 }

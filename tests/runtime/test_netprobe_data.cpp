@@ -292,3 +292,30 @@ TEST_CASE("Runtime.Netprobe.TwoPartTransfersTimeTheSecondPart") {
   CHECK(s.bytes_sent == 400'000);
   CHECK(s.bytes_received == 200'000 + (3ULL << 20));
 }
+
+TEST_CASE("Runtime.Netprobe.ConnectionsPastTheLimitAreClosedAndTheRestServed") {
+  DataServerOptions options;
+  options.max_connections = 3;
+  ServerThread st(options);
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(raw_connect(st.port()));
+    raw_send(held.back(), "PING\n");
+    CHECK(read_n(held.back(), 5) == "PONG\n");
+  }
+  const int extra = raw_connect(st.port());  // accepted by the kernel, closed by the server
+  CHECK(read_to_close(extra).empty());
+  ::close(extra);
+  CHECK(st.server->stats().dropped >= 1);
+  ::close(held[0]);
+  // A freed place is taken again.
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    const int fd = raw_connect(st.port());
+    raw_send(fd, "PING\n");
+    served = read_n(fd, 5) == "PONG\n";
+    ::close(fd);
+  }
+  CHECK(served);
+  for (std::size_t i = 1; i < held.size(); ++i) ::close(held[i]);
+}

@@ -86,14 +86,19 @@ TEST_CASE("Runtime.Netprobe.ProberMeasuresEachTargetAndFailsSoftly") {
   CHECK(s[0].down_probes >= 1);
   CHECK(s[2].failures >= 1);
   CHECK(s[3].failures == 0);
-  // New targets: a new generation, the old figures forgotten.
-  prober.set_targets({{"down", "127.0.0.1", dead_port, SourceProbe::data_server}}, 8);
+  // New targets: a new generation; a target of the old list keeps its link (no new probe on
+  // credit, the figures kept), a new one starts unknown.
+  prober.set_targets({{"again", "127.0.0.1", st.server->port(), SourceProbe::data_server},
+                      {"new", "127.0.0.2", dead_port, SourceProbe::data_server}},
+                     8);
   auto u = wait_for(prober, [](const AgentTelemetry& t) {
-    return t.targets_generation == 8 && t.links.size() == 1;
+    return t.targets_generation == 8 && t.links.size() == 2;
   });
   CHECK(u.targets_generation == 8);
-  REQUIRE(u.links.size() == 1);
-  CHECK(std::isnan(u.links[0].rtt_s));
+  REQUIRE(u.links.size() == 2);
+  CHECK_FALSE(std::isnan(u.links[0].down_Bps));  // kept, not waiting for a new probe
+  CHECK_FALSE(std::isnan(u.links[0].rtt_s));
+  CHECK(std::isnan(u.links[1].rtt_s));
 }
 
 TEST_CASE("Runtime.Netprobe.ProbesStayWithinOnePercentOfAShapedLink") {
