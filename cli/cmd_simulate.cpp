@@ -235,6 +235,8 @@ sim::Metrics median_metrics(const std::vector<sim::Metrics>& runs) {
   m.mean_slowdown = med(&sim::Metrics::mean_slowdown);
   m.large_mean_slowdown = med(&sim::Metrics::large_mean_slowdown);
   m.jain_users = med(&sim::Metrics::jain_users);
+  m.fair_attainment_jain = med(&sim::Metrics::fair_attainment_jain);
+  m.fair_attainment_min = med(&sim::Metrics::fair_attainment_min);
   m.deadline_violation_ratio = med(&sim::Metrics::deadline_violation_ratio);
   m.makespan_s = med(&sim::Metrics::makespan_s);
   return m;

@@ -285,6 +285,7 @@ class VirtualFairQueue : public QueuePolicy {
   void release_job_if_done(std::uint32_t job);
   std::uint32_t on_ready_user(const TaskSpec& task, std::uint32_t flow, double work);
   void advance_chain(std::uint32_t flow);
+  void settle_chain(std::uint32_t flow);
   void clear_chain(std::uint32_t flow);
   void chain_changed(std::uint32_t flow, const ChainKey& at);
   double job_deadline(std::uint32_t job) const;

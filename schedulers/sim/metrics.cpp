@@ -125,7 +125,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
   m.jobs = run.jobs.size();
   m.makespan_s = run.makespan_s;
   if (run.jobs.empty()) {
-    m.jain_users = 1;
+    m.jain_users = m.fair_attainment_jain = m.fair_attainment_min = 1;
     return m;
   }
   std::vector<double> works;
@@ -174,9 +174,20 @@ Metrics compute_metrics(const SimResult& run, double capacity,
 
   auto ideal = ideal_finish_times(run.jobs, capacity, user_weights);
   std::size_t late = 0;
+  std::map<std::string, std::pair<double, double>> response_by_user;  // Σ ideal, Σ actual
   for (std::size_t i = 0; i < run.jobs.size(); ++i) {
-    if (run.jobs[i].finish_s > ideal[i] + 1e-3) ++late;
+    const JobRecord& j = run.jobs[i];
+    if (j.finish_s > ideal[i] + 1e-3) ++late;
+    auto& [ideal_sum, actual_sum] = response_by_user[j.user];
+    ideal_sum += ideal[i] - j.arrival_s;
+    actual_sum += j.response_s();
   }
+  std::vector<double> attainment;
+  for (const auto& [user, sums] : response_by_user) {
+    attainment.push_back(sums.second > 0 ? std::min(1.0, sums.first / sums.second) : 1.0);
+  }
+  m.fair_attainment_jain = jain_index(attainment);
+  m.fair_attainment_min = *std::min_element(attainment.begin(), attainment.end());
   m.deadline_violation_ratio = static_cast<double>(late) / static_cast<double>(run.jobs.size());
   return m;
 }
@@ -200,6 +211,8 @@ std::string metrics_json(const Metrics& m) {
   num("mean_slowdown", m.mean_slowdown);
   num("large_mean_slowdown", m.large_mean_slowdown);
   num("jain_users", m.jain_users);
+  num("fair_attainment_jain", m.fair_attainment_jain);
+  num("fair_attainment_min", m.fair_attainment_min);
   num("deadline_violation_ratio", m.deadline_violation_ratio);
   num("makespan_s", m.makespan_s);
   return out + "}";
