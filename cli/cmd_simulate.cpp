@@ -229,6 +229,7 @@ sim::Metrics median_metrics(const std::vector<sim::Metrics>& runs) {
   m.p90_response_s = med(&sim::Metrics::p90_response_s);
   m.worst10_response_s = med(&sim::Metrics::worst10_response_s);
   m.small_mean_response_s = med(&sim::Metrics::small_mean_response_s);
+  m.small_mean_alone_s = med(&sim::Metrics::small_mean_alone_s);
   m.small_p90_response_s = med(&sim::Metrics::small_p90_response_s);
   m.large_mean_response_s = med(&sim::Metrics::large_mean_response_s);
   m.large_p90_response_s = med(&sim::Metrics::large_p90_response_s);

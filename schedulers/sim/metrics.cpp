@@ -134,7 +134,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
   std::sort(sorted_works.begin(), sorted_works.end());
   double median_work = percentile(sorted_works, 0.5);
 
-  std::vector<double> all, small, large, slowdowns, large_slowdowns;
+  std::vector<double> all, small, small_alone, large, slowdowns, large_slowdowns;
   for (const auto& j : run.jobs) {
     double r = j.response_s();
     double slowdown = j.alone_s > 0 ? r / j.alone_s : 1;
@@ -144,6 +144,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
     if (c == SizeClass::unknown) c = j.work <= median_work ? SizeClass::small : SizeClass::large;
     if (c == SizeClass::small) {
       small.push_back(r);
+      small_alone.push_back(j.alone_s);
     } else {
       large.push_back(r);
       large_slowdowns.push_back(slowdown);
@@ -154,6 +155,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   m.mean_response_s = mean_of(all);
   m.small_mean_response_s = small.empty() ? kNone : mean_of(small);
+  m.small_mean_alone_s = small.empty() ? kNone : mean_of(small_alone);
   m.large_mean_response_s = large.empty() ? kNone : mean_of(large);
   m.mean_slowdown = mean_of(slowdowns);
   m.large_mean_slowdown = large.empty() ? kNone : mean_of(large_slowdowns);
@@ -206,6 +208,7 @@ std::string metrics_json(const Metrics& m) {
   num("worst10_response_s", m.worst10_response_s);
   num("small_mean_response_s", m.small_mean_response_s);
   num("small_p90_response_s", m.small_p90_response_s);
+  num("small_mean_alone_s", m.small_mean_alone_s);
   num("large_mean_response_s", m.large_mean_response_s);
   num("large_p90_response_s", m.large_p90_response_s);
   num("mean_slowdown", m.mean_slowdown);

@@ -6,6 +6,8 @@
 // - response = finish - arrival; p90 is the nearest-rank 90th percentile; worst10 is the mean of
 //   the slowest 10% of responses (at least one job).
 // - slowdown = response / runtime alone (JobRecord::alone_s); mean over jobs.
+// - small_mean_alone_s: the small jobs' mean runtime alone, the floor of their mean response
+//   (no policy does better without preemption or more cores).
 // - size class: as the workload says; jobs without one are small when their work is at most the
 //   median work of the run's jobs, large otherwise.
 // - jain_users: Jain's index (Σx)² / (n·Σx²) over users of x_u = received / entitled service
@@ -41,6 +43,7 @@ struct Metrics {
   double p90_response_s = 0;
   double worst10_response_s = 0;
   double small_mean_response_s = 0;
+  double small_mean_alone_s = 0;
   double small_p90_response_s = 0;
   double large_mean_response_s = 0;
   double large_p90_response_s = 0;
