@@ -9,15 +9,21 @@
 //   clump      task-weighted mean count of tasks ending at the same instant (lockstep pieces)
 //   resid      small arrivals on a full cluster: mean time until the first running task ends
 //
+//   users      with --users, per user of the first seed: its work, received / entitled service
+//              (what jain_users is over) and Σ response / Σ ideal user-fair response (what
+//              fair_attainment caps at 1 and is over)
+//
 //   chorus_uwfq_probe MIX [--partition S] [--grace S] [--seeds N] [--jitter F] [--shuffle]
-//                     [KEY=VALUE ...]          (generator parameters, as --gen-params)
+//                     [--users] [KEY=VALUE ...]   (generator parameters, as --gen-params)
 // --jitter F multiplies every task's runtime (after partitioning) by uniform [1-F, 1+F];
 // --shuffle shuffles each job's tasks (the order a job's pieces are handed out in).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -149,24 +155,26 @@ int main(int argc, char** argv) {
   std::string mix = argv[1];
   double partition = 0, jitter = 0, grace = -1;
   int seeds = 5;
-  bool shuffle = false;
+  bool shuffle = false, users = false;
   GeneratorValues values;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&] { return i + 1 < argc ? std::atof(argv[++i]) : 0.0; };
-    if (a == "--partition")
+    if (a == "--partition") {
       partition = value();
-    else if (a == "--grace")
+    } else if (a == "--grace") {
       grace = value();
-    else if (a == "--seeds")
+    } else if (a == "--seeds") {
       seeds = static_cast<int>(value());
-    else if (a == "--jitter")
+    } else if (a == "--jitter") {
       jitter = value();
-    else if (a == "--shuffle")
+    } else if (a == "--shuffle") {
       shuffle = true;
-    else if (auto eq = a.find('='); eq != std::string::npos)
+    } else if (a == "--users") {
+      users = true;
+    } else if (auto eq = a.find('='); eq != std::string::npos) {
       values[a.substr(0, eq)] = std::atof(a.c_str() + eq + 1);
-    else {
+    } else {
       std::fprintf(stderr, "unknown argument '%s'\n", a.c_str());
       return 2;
     }
@@ -229,6 +237,22 @@ int main(int argc, char** argv) {
                   m.fair_attainment_jain);
       probe.report();
       std::printf("\n");
+      if (users && seed == 1) {
+        auto ideal = ideal_finish_times(run->jobs, cores, {});
+        std::map<std::string, std::array<double, 3>> by_user;  // work, Σ response, Σ ideal
+        for (std::size_t i = 0; i < run->jobs.size(); ++i) {
+          const JobRecord& j = run->jobs[i];
+          auto& u = by_user[j.user];
+          u[0] += j.work;
+          u[1] += j.response_s();
+          u[2] += ideal[i] - j.arrival_s;
+        }
+        for (const auto& [user, share] : run->users) {
+          const auto& u = by_user[user];
+          std::printf("    %-8s work %8.1f core-s  received/entitled %.3f  response/ideal %.2f\n",
+                      user.c_str(), u[0], share.received / share.entitled, u[1] / u[2]);
+        }
+      }
     }
   }
   return 0;
