@@ -177,7 +177,7 @@ Result<sim::GeneratorValues> generator_values(const Args& a) {
   return values;
 }
 
-// "key=default (meaning)" for each generator that takes parameters: the flag's help.
+// The flag's help: "key=default" for each parameter of each generator that takes any.
 std::string generator_params_help() {
   std::string help = "Generator parameters KEY=NUMBER,...;";
   for (const auto& g : sim::generator_names()) {
