@@ -4,12 +4,12 @@
 // One instance of a generator (bursty, zipf, ...) run for real through the embed API
 // (run_workflow: the coordinator, the journal, the in-process function pool) with POLICY as the
 // queue, beside the simulator's replay of the same instance under the same policy. Every task is
-// a 1-core function task sleeping its runtime, on one node of 32 cores. Arrivals: a chain of
-// 0-core "clock" function tasks (user "clock", each its own job, estimate 1 ns, weight W = 1e-6
-// where the policy takes weights, so it adds next to nothing to the users' shares), clock k
-// sleeping until job k's arrival; job k's tasks wait for it. A clock can start late (strict
-// order: a queued task ahead of it that does not fit stops dispatch), so the replay uses the
-// arrivals as they happened (each clock's end), and responses are counted from them. Prints one
+// a 1-core function task sleeping its runtime, on one node of 32 cores. Arrivals: one 0-core
+// "clock" function task per job (user "clock", each its own job, estimate 1 ns, weight W = 1e-6
+// where the policy takes weights, so it adds next to nothing to the users' shares), all started at
+// once on an empty cluster, clock k sleeping in its pool thread until job k's arrival; job k's
+// tasks wait for it. The replay uses the arrivals as the clocks released them (a few ms late),
+// and responses are counted from them. Prints one
 // JSON object: per job its live and simulated response, the small and large jobs' means (small as
 // metrics.hpp classifies them), and how late the clocks released their jobs.
 #include <algorithm>
@@ -100,24 +100,18 @@ int main(int argc, char** argv) {
   for (auto& f : release_us) f = 0;
   WorkflowGraph wf;
   wf.name = "live-" + mix;
-  TaskId previous = kNoTask;
   for (std::size_t k = 0; k < n_jobs; ++k) {
     const sim::SimJob& job = w.jobs[order[k]];
     double at = job.arrival_s;
-    bool first = k == 0;
     std::atomic<long>* released = &release_us[order[k]];
-    TaskSpec tick = function_task(
-        "clock" + std::to_string(k),
-        [t0, at, first, released] {
-          if (first) *t0 = Clock::now();
-          std::this_thread::sleep_until(
-              *t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at)));
-          *released = static_cast<long>(seconds_since(*t0, Clock::now()) * 1e6);
-        },
-        previous == kNoTask ? std::vector<TaskId>{} : std::vector<TaskId>{previous});
+    TaskSpec tick = function_task("clock" + std::to_string(k), [t0, at, released] {
+      std::this_thread::sleep_until(
+          *t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at)));
+      *released = static_cast<long>(seconds_since(*t0, Clock::now()) * 1e6);
+    });
     tick.user = "clock";  // its own job each (no job name): never a class HistoryWork learns
     tick.estimate = std::chrono::nanoseconds(1);
-    previous = wf.add(std::move(tick));
+    const TaskId clock = wf.add(std::move(tick));
     for (std::size_t t = 0; t < job.tasks.size(); ++t) {
       double runtime = job.tasks[t].runtime_s;
       std::atomic<long>* slot = &finish_us[order[k]];
@@ -134,7 +128,7 @@ int main(int argc, char** argv) {
                           while (us > seen && !slot->compare_exchange_weak(seen, us)) {
                           }
                         },
-                        {previous});
+                        {clock});
       task.per_rank.cores = 1;
       task.user = job.user;
       task.job = job.id;
@@ -157,7 +151,9 @@ int main(int argc, char** argv) {
   RunOptions options;
   options.state_dir = state;
   options.queue = policy;
-  options.function_threads = kCores + 8;
+  // Every clock sleeps in a pool thread from the start; the tasks need kCores more.
+  options.function_threads = static_cast<int>(n_jobs) + kCores + 8;
+  *t0 = Clock::now();
   options.nodes = {NodeInfo{"n0", Resources{kCores, 0, 0}}};
   auto outcome = run_workflow(wf, options);
   if (!outcome.ok()) {
