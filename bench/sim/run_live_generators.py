@@ -4,8 +4,9 @@
 For bursty and zipf (--scale 0.1 of the defaults: bursty's arrivals over 60 s, zipf's 60 jobs
 over 40 s; 1 s pieces) and each policy (fifo, fair, uwfq) it runs `chorus_live_generators MIX
 POLICY` (bench/sim/live_generators.cpp: the instance through run_workflow for real, 1-core
-function tasks sleeping their runtimes on one node of 32 cores, arrivals from a chain of 0-core
-clock tasks; and the simulator's replay of the same instance, same policy), --repeats times,
+function tasks sleeping their runtimes on one node of 32 cores, arrivals from 0-core clock tasks,
+one per job, all started at once; and the simulator's replay of the same instance, same policy,
+arrivals as the clocks released them), --repeats times,
 and reports the small and large jobs' mean response live, simulated, and live / simulated
 (target: within 10%). Medians over the repeats. Python 3 standard library only.
 
