@@ -2,6 +2,7 @@
 // through queue policies in simulated time and print their metrics side by side.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <memory>
@@ -36,6 +37,7 @@ struct Args {
   std::string state_dir;
   std::string records;
   std::string grace;
+  std::string gen_params;  // --gen-params (generator_values)
   std::uint64_t seed = 1;
   int seeds = 1;
   double scale = 1;
@@ -150,11 +152,56 @@ bool is_workflow_file(const Args& a) {
   return ends_with(".yaml") || ends_with(".yml");
 }
 
+// --gen-params "heavy=4,burst_jobs=3": a generator's parameters (workload_generator.hpp).
+// Errors: not KEY=NUMBER, a key given twice, the flag without a gen: workload; the generator
+// itself refuses keys it does not take and values out of range.
+Result<sim::GeneratorValues> generator_values(const Args& a) {
+  sim::GeneratorValues values;
+  if (a.gen_params.empty()) return values;
+  if (a.workload.rfind("gen:", 0) != 0) {
+    return invalid_argument("--gen-params: the workload is not a generator (gen:MIX)");
+  }
+  for (const auto& item : split(a.gen_params, ',')) {
+    auto eq = item.find('=');
+    std::string key = eq == std::string::npos ? item : item.substr(0, eq);
+    std::string num = eq == std::string::npos ? "" : item.substr(eq + 1);
+    char* end = nullptr;
+    double v = std::strtod(num.c_str(), &end);
+    if (key.empty() || num.empty() || *end != '\0') {
+      return invalid_argument("--gen-params: '" + item + "' is not KEY=NUMBER");
+    }
+    if (!values.emplace(key, v).second) {
+      return invalid_argument("--gen-params: '" + key + "' is given twice");
+    }
+  }
+  return values;
+}
+
+// The flag's help: "key=default" for each parameter of each generator that takes any.
+std::string generator_params_help() {
+  std::string help = "Generator parameters KEY=NUMBER,...;";
+  for (const auto& g : sim::generator_names()) {
+    auto params = sim::generator_params(g);
+    if (params.empty()) continue;
+    help += " " + g + ":";
+    for (const auto& p : params) {
+      char num[32];
+      std::snprintf(num, sizeof num, "%g", p.default_value);
+      help += " " + p.key + "=" + num;
+    }
+    help += ";";
+  }
+  return help + " see schedulers/sim/workload_generator.hpp";
+}
+
 // A generator's workload for `seed`, or a job file's (workflow files are read once, in
 // run_simulate: they do not depend on the seed).
 Result<sim::Workload> load_workload(const Args& a, std::uint64_t seed) {
-  if (a.workload.rfind("gen:", 0) == 0)
-    return sim::generate_workload(a.workload.substr(4), seed, a.scale);
+  if (a.workload.rfind("gen:", 0) == 0) {
+    auto values = generator_values(a);
+    if (!values.ok()) return values.status();
+    return sim::generate_workload(a.workload.substr(4), seed, a.scale, *values);
+  }
   return sim::load_workload_file(a.workload);
 }
 
@@ -182,12 +229,15 @@ sim::Metrics median_metrics(const std::vector<sim::Metrics>& runs) {
   m.p90_response_s = med(&sim::Metrics::p90_response_s);
   m.worst10_response_s = med(&sim::Metrics::worst10_response_s);
   m.small_mean_response_s = med(&sim::Metrics::small_mean_response_s);
+  m.small_mean_alone_s = med(&sim::Metrics::small_mean_alone_s);
   m.small_p90_response_s = med(&sim::Metrics::small_p90_response_s);
   m.large_mean_response_s = med(&sim::Metrics::large_mean_response_s);
   m.large_p90_response_s = med(&sim::Metrics::large_p90_response_s);
   m.mean_slowdown = med(&sim::Metrics::mean_slowdown);
   m.large_mean_slowdown = med(&sim::Metrics::large_mean_slowdown);
   m.jain_users = med(&sim::Metrics::jain_users);
+  m.fair_attainment_jain = med(&sim::Metrics::fair_attainment_jain);
+  m.fair_attainment_min = med(&sim::Metrics::fair_attainment_min);
   m.deadline_violation_ratio = med(&sim::Metrics::deadline_violation_ratio);
   m.makespan_s = med(&sim::Metrics::makespan_s);
   return m;
@@ -232,6 +282,7 @@ void run_simulate(const Args& a) {
   if (!cluster.ok()) fail(cluster.status());
   auto weights = parse_weights(a.weights);
   if (!weights.ok()) fail(weights.status());
+  if (auto v = generator_values(a); !v.ok()) fail(v.status());  // also for a workflow file
   std::optional<sim::Workload> from_workflow;
   PolicyOptions policy_options;  // the workflow's section's, then the flags'
   if (is_workflow_file(a)) {
@@ -359,6 +410,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--state", args->state_dir,
                   "State folder whose journal gives a workflow's tasks without an estimate their "
                   "past runtimes (default: .chorus)");
+  cmd->add_option("--gen-params", args->gen_params, generator_params_help());
   cmd->add_option("--grace", args->grace, "UWFQ/CFQ grace period for returning users (e.g. 1s)");
   cmd->add_option("--records", args->records,
                   "Write per-job records (first seed) to FILE.csv or FILE.json");

@@ -26,6 +26,12 @@
 // prefix sums of a ChainTree in O(log k); so a job that overtakes k others moves their deadlines
 // without touching them, and the flow's queued jobs are kept in chain order, which overtaking
 // never changes. A job that leaves the chain keeps the deadline it had (frozen in Job::deadline).
+// Before a job joins an active user's chain, the service the user received since the chain's
+// base, (V - base) · w_u, is credited to the chain in chain order (settle_chain): the jobs it
+// covers leave with their deadlines (all at most V), base becomes V, no deadline moves. So a
+// new job is anchored at V, never in the past: without it a user active for long with several
+// jobs side by side in its own system (none leaving it) kept a base far behind V, and its next
+// short job overtook every other user's new one (docs/uwfq-beyond-the-paper.md).
 //
 // A flow is a user (uwfq) or a job (cfq). Every operation is O(log n) in queued jobs and active
 // flows, amortised over the flows retiring while V advances (a retiring user's chain is dropped
@@ -285,6 +291,7 @@ class VirtualFairQueue : public QueuePolicy {
   void release_job_if_done(std::uint32_t job);
   std::uint32_t on_ready_user(const TaskSpec& task, std::uint32_t flow, double work);
   void advance_chain(std::uint32_t flow);
+  void settle_chain(std::uint32_t flow);
   void clear_chain(std::uint32_t flow);
   void chain_changed(std::uint32_t flow, const ChainKey& at);
   double job_deadline(std::uint32_t job) const;

@@ -125,7 +125,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
   m.jobs = run.jobs.size();
   m.makespan_s = run.makespan_s;
   if (run.jobs.empty()) {
-    m.jain_users = 1;
+    m.jain_users = m.fair_attainment_jain = m.fair_attainment_min = 1;
     return m;
   }
   std::vector<double> works;
@@ -134,7 +134,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
   std::sort(sorted_works.begin(), sorted_works.end());
   double median_work = percentile(sorted_works, 0.5);
 
-  std::vector<double> all, small, large, slowdowns, large_slowdowns;
+  std::vector<double> all, small, small_alone, large, slowdowns, large_slowdowns;
   for (const auto& j : run.jobs) {
     double r = j.response_s();
     double slowdown = j.alone_s > 0 ? r / j.alone_s : 1;
@@ -144,6 +144,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
     if (c == SizeClass::unknown) c = j.work <= median_work ? SizeClass::small : SizeClass::large;
     if (c == SizeClass::small) {
       small.push_back(r);
+      small_alone.push_back(j.alone_s);
     } else {
       large.push_back(r);
       large_slowdowns.push_back(slowdown);
@@ -154,6 +155,7 @@ Metrics compute_metrics(const SimResult& run, double capacity,
   constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   m.mean_response_s = mean_of(all);
   m.small_mean_response_s = small.empty() ? kNone : mean_of(small);
+  m.small_mean_alone_s = small.empty() ? kNone : mean_of(small_alone);
   m.large_mean_response_s = large.empty() ? kNone : mean_of(large);
   m.mean_slowdown = mean_of(slowdowns);
   m.large_mean_slowdown = large.empty() ? kNone : mean_of(large_slowdowns);
@@ -174,9 +176,20 @@ Metrics compute_metrics(const SimResult& run, double capacity,
 
   auto ideal = ideal_finish_times(run.jobs, capacity, user_weights);
   std::size_t late = 0;
+  std::map<std::string, std::pair<double, double>> response_by_user;  // Σ ideal, Σ actual
   for (std::size_t i = 0; i < run.jobs.size(); ++i) {
-    if (run.jobs[i].finish_s > ideal[i] + 1e-3) ++late;
+    const JobRecord& j = run.jobs[i];
+    if (j.finish_s > ideal[i] + 1e-3) ++late;
+    auto& [ideal_sum, actual_sum] = response_by_user[j.user];
+    ideal_sum += ideal[i] - j.arrival_s;
+    actual_sum += j.response_s();
   }
+  std::vector<double> attainment;
+  for (const auto& [user, sums] : response_by_user) {
+    attainment.push_back(sums.second > 0 ? std::min(1.0, sums.first / sums.second) : 1.0);
+  }
+  m.fair_attainment_jain = jain_index(attainment);
+  m.fair_attainment_min = *std::min_element(attainment.begin(), attainment.end());
   m.deadline_violation_ratio = static_cast<double>(late) / static_cast<double>(run.jobs.size());
   return m;
 }
@@ -195,11 +208,14 @@ std::string metrics_json(const Metrics& m) {
   num("worst10_response_s", m.worst10_response_s);
   num("small_mean_response_s", m.small_mean_response_s);
   num("small_p90_response_s", m.small_p90_response_s);
+  num("small_mean_alone_s", m.small_mean_alone_s);
   num("large_mean_response_s", m.large_mean_response_s);
   num("large_p90_response_s", m.large_p90_response_s);
   num("mean_slowdown", m.mean_slowdown);
   num("large_mean_slowdown", m.large_mean_slowdown);
   num("jain_users", m.jain_users);
+  num("fair_attainment_jain", m.fair_attainment_jain);
+  num("fair_attainment_min", m.fair_attainment_min);
   num("deadline_violation_ratio", m.deadline_violation_ratio);
   num("makespan_s", m.makespan_s);
   return out + "}";

@@ -157,12 +157,21 @@ std::vector<std::string> generator_names() {
     names.push_back(std::string(m.name) + "-b2b");
   }
   names.push_back("trace");
+  names.push_back("bursty");
+  names.push_back("zipf");
   return names;
 }
 
-Result<Workload> generate_workload(std::string_view mix, std::uint64_t seed, double scale) {
+Result<Workload> generate_workload(std::string_view mix, std::uint64_t seed, double scale,
+                                   const GeneratorValues& values) {
   if (!(scale > 0) || !std::isfinite(scale)) {
     return invalid_argument("generator scale must be a positive number");
+  }
+  if (auto beyond = detail::generate_beyond(mix, seed, scale, values)) return std::move(*beyond);
+  const auto known = generator_names();
+  if (!values.empty() && std::find(known.begin(), known.end(), mix) != known.end()) {
+    return invalid_argument("generator '" + std::string(mix) +
+                            "' takes no parameters (bursty and zipf do)");
   }
   SimRandom rng(seed);
   if (mix == "trace") return trace_like(rng, scale);

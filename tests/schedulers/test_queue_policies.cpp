@@ -142,6 +142,34 @@ TEST_CASE("Schedulers.Uwfq.UsersShortJobOvertakesItsOwnLongJobLater") {
   CHECK(h.start_next(q, 5) == long2);
 }
 
+TEST_CASE("Schedulers.Uwfq.ALongActiveUsersNewJobIsAnchoredAtVirtualTimeNotInThePast") {
+  // a's two jobs of 40 (10 tasks of 4 s each) share a's service side by side in a's own system,
+  // so neither has left it when, at t = 10 (V = 40: a alone on 4 cores), a and a newcomer b each
+  // submit a job of 1. a's new job overtakes a's long ones; it used to be anchored at a's chain
+  // base (0), a deadline 39 units in the past that came before every other user's new job.
+  UwfqQueue q(fq_options(4));
+  Harness h(4);
+  std::vector<TaskId> a1, a2;
+  for (int i = 0; i < 10; ++i) a1.push_back(h.add(q, "a", "a1", 4));
+  for (int i = 0; i < 10; ++i) a2.push_back(h.add(q, "a", "a2", 4));
+  for (int i = 0; i < 4; ++i) h.start_next(q, 0);
+  h.next(q, 10);
+  REQUIRE(q.virtual_time() == doctest::Approx(40));
+  auto quick = h.add(q, "a", "quick", 1, 10);
+  auto other = h.add(q, "b", "other", 1, 10);
+  CHECK(q.deadline_of(quick).value() >= q.virtual_time());
+  CHECK(q.deadline_of(quick).value() == doctest::Approx(41));
+  CHECK(q.deadline_of(other).value() == doctest::Approx(41));
+  // a's deadlines are where they were: a1 done by V = 40 in a's chain order (its queued tasks
+  // go first), a2 after it and the new job: 40 + 1 + 40 = a's virtual end.
+  CHECK(q.deadline_of(a1.back()).value() == doctest::Approx(40));
+  CHECK(q.deadline_of(a2.back()).value() == doctest::Approx(81));
+  for (int i = 4; i < 10; ++i) CHECK(h.start_next(q, 10) == a1[static_cast<std::size_t>(i)]);
+  CHECK(h.start_next(q, 10) == quick);  // tie at 41: the earlier job
+  CHECK(h.start_next(q, 10) == other);
+  CHECK(h.start_next(q, 10) == a2.front());
+}
+
 TEST_CASE("Schedulers.Uwfq.JobWeightsSplitAUsersShare") {
   FairQueueOptions o = fq_options(1);
   o.job_weights = {{"heavy", 4.0}};
