@@ -165,8 +165,9 @@ struct Parser {
 // in heap order (children of k at 2k+1 and 2k+2), a leaf above depth D repeated down both sides
 // (so the side a padded split takes does not matter), then 2^D leaf values. Its walk is D steps
 // with no data-dependent branch (the side is arithmetic), so the CPU overlaps consecutive trees
-// instead of stalling on a mispredicted branch per level. A deeper tree keeps the linked `Node`
-// layout. Either way one leaf per tree, added in tree order.
+// instead of stalling on a mispredicted branch per level. A deeper tree, or one with fewer than
+// 2^D / 4 nodes (padding would multiply its memory), keeps the linked `Node` layout. Either way
+// one leaf per tree, added in tree order.
 constexpr int kCompleteDepth = 10;
 
 struct Split {
@@ -198,22 +199,24 @@ struct TreeModel::Impl {
   std::vector<TreeRef> trees;
   std::vector<Split> splits;
   std::vector<float> leaves;
-  std::vector<Node> nodes;  // trees deeper than kCompleteDepth
+  std::vector<Node> nodes;  // the trees not stored complete
 
-  int depth_of(std::uint32_t n, const std::vector<Node>& all) const {
-    // Iterative: a tree may be up to kMaxDepth deep.
+  // The tree's depth and node count. Iterative: a tree may be up to kMaxDepth deep.
+  static std::pair<int, std::size_t> shape_of(std::uint32_t n, const std::vector<Node>& all) {
     int deepest = 0;
+    std::size_t count = 0;
     std::vector<std::pair<std::uint32_t, int>> stack{{n, 0}};
     while (!stack.empty()) {
       auto [i, d] = stack.back();
       stack.pop_back();
+      ++count;
       deepest = std::max(deepest, d);
       if (all[i].feature != kLeaf) {
         stack.push_back({all[i].yes, d + 1});
         stack.push_back({all[i].no, d + 1});
       }
     }
-    return deepest;
+    return {deepest, count};
   }
 
   void fill(const std::vector<Node>& all, std::uint32_t n, std::uint32_t k, int level, int depth,
@@ -238,9 +241,11 @@ struct TreeModel::Impl {
   // Lays out the parsed trees (linked `all`, `roots`) for evaluation.
   void build(const std::vector<Node>& all, const std::vector<std::uint32_t>& roots) {
     for (std::uint32_t root : roots) {
-      const int depth = depth_of(root, all);
+      const auto [depth, count] = shape_of(root, all);
       TreeRef t;
-      if (depth <= kCompleteDepth) {
+      // Complete when shallow and not much sparser than complete (XGBoost's depth-limited trees
+      // are near complete); a sparse deep tree would pad to 2^depth entries for a few nodes.
+      if (depth <= kCompleteDepth && (std::size_t{1} << depth) <= 4 * count) {
         t.depth = depth;
         t.first = static_cast<std::uint32_t>(splits.size());
         t.first_leaf = static_cast<std::uint32_t>(leaves.size());

@@ -262,7 +262,7 @@ std::string network_json(const NetworkModel& m) {
 }
 
 Result<NetworkModel> generate_network(std::string_view spec, std::size_t default_nodes) {
-  constexpr std::string_view what = "--network gen:";
+  constexpr std::string_view what = "--network gen";
   auto kv = pairs(spec, what,
                   {"nodes", "sources", "bw", "rtt", "bg", "slow", "period", "periods", "seed"});
   if (!kv.ok()) return kv.status();
