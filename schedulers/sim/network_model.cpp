@@ -136,7 +136,7 @@ double NetworkModel::runtime_s(const DataMovement& data, double cpu_s, std::size
 }
 
 void NetworkModel::write_facts(NodeFacts& f, std::size_t node, double now_s, int cores,
-                               double running_cores) const {
+                               double running_cores, int transfers) const {
   const ModelNode& n = nodes[node];
   f.running_cores = running_cores;
   double share = 1;
@@ -154,18 +154,24 @@ void NetworkModel::write_facts(NodeFacts& f, std::size_t node, double now_s, int
   f.updated = at(t);
   f.links.resize(n.links.size());
   double access = 0;
+  // A probe competes with the node's own transfers as one more flow: it gets 1 / (k + 1) of what
+  // the background leaves; the k transfers carry the rest, which the interfaces count.
+  const double own = static_cast<double>(std::max(0, transfers));
+  double own_Bps = 0;
   for (std::size_t s = 0; s < n.links.size(); ++s) {
     const auto noisy = [&](double v, std::uint64_t which) {
       return v * std::max(0.05, 1 + noise * hash_normal(seed, node, k + 1, s * 3 + which));
     };
     LinkFacts& l = f.links[s];
-    l.down_Bps = noisy(available_Bps(node, static_cast<SourceId>(s), t), 0);
-    l.up_Bps = noisy(available_Bps(node, static_cast<SourceId>(s), t), 1);
+    const double left = available_Bps(node, static_cast<SourceId>(s), t);
+    l.down_Bps = noisy(left / (own + 1), 0);
+    l.up_Bps = noisy(left / (own + 1), 1);
+    own_Bps = std::max(own_Bps, left * own / (own + 1));
     l.rtt_s = noisy(loaded_rtt_s(node, static_cast<SourceId>(s), t), 2);
     l.measured = f.updated;
     access = std::max(access, n.links[s].capacity_Bps);
   }
-  f.rx_Bps = bg * access;
+  f.rx_Bps = bg * access + own_Bps;
   f.tx_Bps = 0.2 * bg * access;  // the background is mostly downloads; acks and requests go up
   f.backlog_bytes = bg > 0.5 ? (bg - 0.5) * 200e3 : 0;
   f.drops_per_s = bg > 0.8 ? (bg - 0.8) * 50 : 0;

@@ -64,9 +64,10 @@ struct NetworkModel {
 
   // Rewrites `facts` for `node` at `now_s`: the last report (links, interfaces, quota) changes
   // only when a new report is due (revision bumped then); running cores and children's CPU are the
-  // node's current ones.
+  // node's current ones. A report sees the node's own `transfers` (data tasks running there when
+  // it is written): probes get their share of what is left, and the interfaces carry them.
   void write_facts(NodeFacts& facts, std::size_t node, double now_s, int cores,
-                   double running_cores) const;
+                   double running_cores, int transfers = 0) const;
 };
 
 // Errors (invalid_argument, naming `path` and the JSON path): not JSON, another format or

@@ -134,11 +134,12 @@ Status check_network(const NetworkModel& network, const Workload& workload,
 
 // What the nodes' telemetry says now (network_model.hpp), written between decisions.
 void write_network_facts(const NetworkModel& network, const SimCluster& cluster,
-                         ClusterState& state, double now_s) {
+                         ClusterState& state, double now_s, const std::vector<int>& transfers) {
   for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
     const NodeView& v = state.view(static_cast<int>(i));
     const int cores = v.info->capacity.cores;
-    network.write_facts(state.facts(static_cast<int>(i)), i, now_s, cores, cores - v.free.cores);
+    network.write_facts(state.facts(static_cast<int>(i)), i, now_s, cores, cores - v.free.cores,
+                        transfers[i]);
   }
 }
 
@@ -361,7 +362,8 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   };
 
   auto dispatch = [&](Nanos now) {
-    if (network != nullptr) write_network_facts(*network, cluster, state, to_seconds(now));
+    if (network != nullptr)
+      write_network_facts(*network, cluster, state, to_seconds(now), transfers);
     ClusterView view{state.views(), to_time(now)};
     while (queue.size() > 0) {
       auto next = queue.next(view);

@@ -151,6 +151,12 @@ TEST_CASE("Schedulers.NetworkModel.FactsAreTheLastReportWithNoiseAndAge") {
   CHECK(f.revision > rev);
   CHECK(f.links[0].down_Bps == doctest::Approx(20e6 / 8).epsilon(0.25));
   CHECK(f.rx_Bps == 0);
+  // A report written while one of the node's own transfers runs: the probe gets half the link,
+  // the interface carries the other half.
+  NodeFacts busy;
+  m.write_facts(busy, 1, 30, 4, 1, 1);
+  CHECK(busy.links[0].down_Bps == doctest::Approx(500e6 / 8).epsilon(0.25));
+  CHECK(busy.rx_Bps == doctest::Approx(500e6 / 8));
 }
 
 TEST_CASE("Schedulers.NetworkModel.RuntimeIsTransferPlusRoundTripsPlusCpuOverShare") {
