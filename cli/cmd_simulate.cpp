@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/output/output.hpp"
+#include "cli/simulate_network.hpp"
 #include "cli/workflow_workload.hpp"
 #include "core/runtime_partition.hpp"
 #include "core/text.hpp"
@@ -42,6 +43,7 @@ struct Args {
   int seeds = 1;
   double scale = 1;
   bool json = false;
+  SimNetworkArgs network;  // --network, --data, --network-out, --rows-out (simulate_network.hpp)
 };
 
 [[noreturn]] void fail(const Status& s) {
@@ -283,6 +285,8 @@ void run_simulate(const Args& a) {
   auto weights = parse_weights(a.weights);
   if (!weights.ok()) fail(weights.status());
   if (auto v = generator_values(a); !v.ok()) fail(v.status());  // also for a workflow file
+  auto network = SimNetwork::make(a.network, *cluster);
+  if (!network.ok()) fail(network.status());
   std::optional<sim::Workload> from_workflow;
   PolicyOptions policy_options;  // the workflow's section's, then the flags'
   if (is_workflow_file(a)) {
@@ -343,6 +347,9 @@ void run_simulate(const Args& a) {
     }
     sim::Workload w =
         partition_s > 0 ? sim::partition_divisible(*workload, partition_s) : std::move(*workload);
+    if (*network) {
+      if (Status st = (*network)->prepare(w); !st.ok()) fail(st);
+    }
     workload_name = w.name;
     jobs = w.jobs.size();
     tasks = w.task_count();
@@ -353,11 +360,17 @@ void run_simulate(const Args& a) {
     for (const auto& n : names) {
       auto policies = make_policies(registry, n, a.placement, policy_options, job_weights);
       if (!policies.ok()) fail(policies.status());
+      if (*network)
+        (*network)->attach(options, n + "/" + a.placement + "/seed" + std::to_string(a.seed + s));
       auto run = sim::simulate(w, *cluster, *policies->queue, *policies->placement, options);
       if (!run.ok()) fail(run.status());
+      if (*network) (*network)->collect();
       by_policy[n].push_back(sim::compute_metrics(*run, cluster->total_cores(), *weights));
       if (!a.records.empty() && s == 0) records.push_back(std::move(*run));
     }
+  }
+  if (*network) {
+    if (Status st = (*network)->finish(); !st.ok()) fail(st);
   }
   if (!a.records.empty()) {
     bool json = a.records.size() >= 5 && a.records.compare(a.records.size() - 5, 5, ".json") == 0;
@@ -415,6 +428,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--records", args->records,
                   "Write per-job records (first seed) to FILE.csv or FILE.json");
   cmd->add_flag("--json", args->json, "Print one JSON object keyed by policy");
+  add_network_options(*cmd, args->network);
   cmd->callback([args] { run_simulate(*args); });
 }
 

@@ -1,5 +1,6 @@
 #include "schedulers/netaware/tree_model.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -160,12 +161,135 @@ struct Parser {
 
 }  // namespace
 
+// The evaluation layout. A tree of depth D <= kCompleteDepth is stored complete: 2^D - 1 splits
+// in heap order (children of k at 2k+1 and 2k+2), a leaf above depth D repeated down both sides
+// (so the side a padded split takes does not matter), then 2^D leaf values. Its walk is D steps
+// with no data-dependent branch (the side is arithmetic), so the CPU overlaps consecutive trees
+// instead of stalling on a mispredicted branch per level. A deeper tree, or one with fewer than
+// 2^D / 4 nodes (padding would multiply its memory), keeps the linked `Node` layout. Either way
+// one leaf per tree, added in tree order.
+constexpr int kCompleteDepth = 10;
+
+struct Split {
+  float threshold = 0;
+  std::uint16_t feature = 0;
+  std::uint16_t missing_right = 0;  // 1: NaN goes to the `no` (right) side
+};
+static_assert(sizeof(Split) == 8);
+
+struct TreeRef {
+  std::uint32_t first = 0;  // complete: first split and first leaf; linked: the root Node
+  std::uint32_t first_leaf = 0;
+  std::int32_t depth = -1;  // -1: linked layout
+};
+
+// kBlock consecutive complete trees of one depth are walked level by level together: their walks
+// are independent chains of loads, so interleaving them keeps the CPU busy while each waits.
+constexpr std::size_t kBlock = 8;
+struct Step {
+  std::uint32_t tree = 0;
+  std::uint32_t count = 1;  // kBlock: a block; 1: one tree
+};
+
 struct TreeModel::Impl {
   std::string path;
+  std::vector<Step> steps;
   bool log_target = true;
   float base_score = 0;
-  std::vector<Node> nodes;
-  std::vector<std::uint32_t> roots;
+  std::vector<TreeRef> trees;
+  std::vector<Split> splits;
+  std::vector<float> leaves;
+  std::vector<Node> nodes;  // the trees not stored complete
+
+  // The tree's depth and node count. Iterative: a tree may be up to kMaxDepth deep.
+  static std::pair<int, std::size_t> shape_of(std::uint32_t n, const std::vector<Node>& all) {
+    int deepest = 0;
+    std::size_t count = 0;
+    std::vector<std::pair<std::uint32_t, int>> stack{{n, 0}};
+    while (!stack.empty()) {
+      auto [i, d] = stack.back();
+      stack.pop_back();
+      ++count;
+      deepest = std::max(deepest, d);
+      if (all[i].feature != kLeaf) {
+        stack.push_back({all[i].yes, d + 1});
+        stack.push_back({all[i].no, d + 1});
+      }
+    }
+    return {deepest, count};
+  }
+
+  void fill(const std::vector<Node>& all, std::uint32_t n, std::uint32_t k, int level, int depth,
+            std::uint32_t split0, std::uint32_t leaf0) {
+    const Node& node = all[n];
+    if (level == depth) {
+      leaves[leaf0 + k - ((1u << depth) - 1)] = node.value;
+      return;
+    }
+    if (node.feature == kLeaf) {
+      splits[split0 + k] = Split{};  // padding: both sides lead to this leaf
+      fill(all, n, 2 * k + 1, level + 1, depth, split0, leaf0);
+      fill(all, n, 2 * k + 2, level + 1, depth, split0, leaf0);
+      return;
+    }
+    splits[split0 + k] =
+        Split{node.value, node.feature, static_cast<std::uint16_t>(node.missing_yes != 0 ? 0 : 1)};
+    fill(all, node.yes, 2 * k + 1, level + 1, depth, split0, leaf0);
+    fill(all, node.no, 2 * k + 2, level + 1, depth, split0, leaf0);
+  }
+
+  // Lays out the parsed trees (linked `all`, `roots`) for evaluation.
+  void build(const std::vector<Node>& all, const std::vector<std::uint32_t>& roots) {
+    for (std::uint32_t root : roots) {
+      const auto [depth, count] = shape_of(root, all);
+      TreeRef t;
+      // Complete when shallow and not much sparser than complete (XGBoost's depth-limited trees
+      // are near complete); a sparse deep tree would pad to 2^depth entries for a few nodes.
+      if (depth <= kCompleteDepth && (std::size_t{1} << depth) <= 4 * count) {
+        t.depth = depth;
+        t.first = static_cast<std::uint32_t>(splits.size());
+        t.first_leaf = static_cast<std::uint32_t>(leaves.size());
+        splits.resize(splits.size() + (1u << depth) - 1);
+        leaves.resize(leaves.size() + (1u << depth));
+        fill(all, root, 0, 0, depth, t.first, t.first_leaf);
+      } else {
+        // Copied with its subtree, indices rebased into `nodes`.
+        t.first = static_cast<std::uint32_t>(nodes.size());
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{root, t.first}};
+        nodes.emplace_back();
+        while (!stack.empty()) {
+          auto [from, to] = stack.back();
+          stack.pop_back();
+          nodes[to] = all[from];
+          if (all[from].feature != kLeaf) {
+            const auto yes = static_cast<std::uint32_t>(nodes.size());
+            nodes.emplace_back();
+            const auto no = static_cast<std::uint32_t>(nodes.size());
+            nodes.emplace_back();
+            nodes[to].yes = yes;
+            nodes[to].no = no;
+            stack.push_back({all[from].no, no});
+            stack.push_back({all[from].yes, yes});
+          }
+        }
+      }
+      trees.push_back(t);
+    }
+    // Blocks of kBlock consecutive complete trees of one depth, walked together.
+    for (std::size_t i = 0; i < trees.size();) {
+      std::size_t j = i;
+      while (j < trees.size() && j - i < kBlock && trees[j].depth >= 0 &&
+             trees[j].depth == trees[i].depth)
+        ++j;
+      if (j - i == kBlock) {
+        steps.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(kBlock)});
+        i = j;
+      } else {
+        steps.push_back({static_cast<std::uint32_t>(i), 1});
+        ++i;
+      }
+    }
+  }
 };
 
 TreeModel::TreeModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -251,19 +375,53 @@ Result<TreeModel> TreeModel::parse(std::string_view text, const std::string& pat
   for (std::size_t t = 0; t < trees->size(); ++t) {
     if (Status st = p.tree(t, (*trees)[t]); !st.ok()) return st;
   }
-  impl->nodes = std::move(p.nodes);
-  impl->roots = std::move(p.roots);
-  impl->nodes.shrink_to_fit();
+  impl->build(p.nodes, p.roots);
   return TreeModel(std::move(impl));
 }
 
 double TreeModel::predict_s(const FeatureVector& x) const {
+  const Split* splits = impl_->splits.data();
+  const float* leaves = impl_->leaves.data();
   const Node* nodes = impl_->nodes.data();
   // Summed in float from base_score, tree by tree, as XGBoost's CPU predictor does: the same
   // additions in the same order give the same bits.
   float sum = impl_->base_score;
-  for (const std::uint32_t root : impl_->roots) {
-    const Node* n = nodes + root;
+  const TreeRef* trees = impl_->trees.data();
+  for (const Step& step : impl_->steps) {
+    const TreeRef& t = trees[step.tree];
+    if (step.count == kBlock) {
+      const int depth = t.depth;
+      const std::uint32_t n_splits = (1u << depth) - 1;
+      const Split* s = splits + t.first;
+      const float* lv = leaves + t.first_leaf;
+      std::uint32_t k[kBlock] = {};
+      for (int level = 0; level < depth; ++level) {
+        for (std::size_t j = 0; j < kBlock; ++j) {
+          const Split& sp = s[j * n_splits + k[j]];
+          const float v = x[sp.feature];
+          const std::uint32_t right = static_cast<std::uint32_t>(!(v < sp.threshold)) &
+                                      (static_cast<std::uint32_t>(v == v) | sp.missing_right);
+          k[j] = 2 * k[j] + 1 + right;
+        }
+      }
+      for (std::size_t j = 0; j < kBlock; ++j) sum += lv[j * (n_splits + 1) + k[j] - n_splits];
+      continue;
+    }
+    if (t.depth >= 0) {
+      const Split* s = splits + t.first;
+      std::uint32_t k = 0;
+      for (int level = 0; level < t.depth; ++level) {
+        const Split& sp = s[k];
+        const float v = x[sp.feature];
+        // `no` (right) when not v < threshold, except a NaN whose missing side is `yes`.
+        const std::uint32_t right = static_cast<std::uint32_t>(!(v < sp.threshold)) &
+                                    (static_cast<std::uint32_t>(v == v) | sp.missing_right);
+        k = 2 * k + 1 + right;
+      }
+      sum += leaves[t.first_leaf + k - ((1u << t.depth) - 1)];
+      continue;
+    }
+    const Node* n = nodes + t.first;
     while (n->feature != kLeaf) {
       const float v = x[n->feature];
       const bool yes = std::isnan(v) ? n->missing_yes != 0 : v < n->value;
@@ -275,7 +433,7 @@ double TreeModel::predict_s(const FeatureVector& x) const {
 }
 
 std::size_t TreeModel::tree_count() const {
-  return impl_->roots.size();
+  return impl_->trees.size();
 }
 
 const std::string& TreeModel::path() const {

@@ -3,7 +3,7 @@
 // own prediction costs 174-263 us per call on these machines, too slow for the decision loop.
 // Tested equal to XGBoost's predictions (1e-5 on 10k rows).
 //
-// The model file (JSON, written by the trainer; docs/network-aware.md describes it) names the
+// The model file (JSON, written by the trainer; docs/jct-model.md describes it) names the
 // features it was trained on; load() refuses a file that is not a model, or one trained on other
 // features than feature_names() lists, with an error naming the file.
 #pragma once

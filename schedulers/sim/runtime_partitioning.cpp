@@ -1,5 +1,7 @@
 #include "schedulers/sim/runtime_partitioning.hpp"
 
+#include <chrono>
+
 #include <cstdint>
 #include <vector>
 
@@ -34,7 +36,13 @@ Workload partition_divisible(const Workload& w, double target_s) {
       }
       first[k] = static_cast<std::uint32_t>(split.tasks.size());
       for (double piece : partition_runtime(t.runtime_s, target_s)) {
-        split.tasks.push_back(SimTask{piece, t.cores, after, {}, t.ranks, t.nodes});
+        // A piece moves its part of the task's data (and burns its part of the CPU).
+        const double f = t.runtime_s > 0 ? piece / t.runtime_s : 0;
+        DataMovement d = t.data;
+        d.input_bytes = static_cast<std::uint64_t>(static_cast<double>(d.input_bytes) * f);
+        d.output_bytes = static_cast<std::uint64_t>(static_cast<double>(d.output_bytes) * f);
+        d.cpu = std::chrono::duration_cast<Duration>(d.cpu * f);
+        split.tasks.push_back(SimTask{piece, t.cores, after, {}, t.ranks, t.nodes, d});
       }
       count[k] = static_cast<std::uint32_t>(split.tasks.size()) - first[k];
     }

@@ -1,5 +1,6 @@
 #include "schedulers/sim/simulator.hpp"
 
+#include "schedulers/netaware/features.hpp"
 #include "schedulers/placement/cluster_state.hpp"
 #include "schedulers/placement/first_fit.hpp"
 #include "schedulers/placement/placement_step.hpp"
@@ -45,6 +46,7 @@ void fill_spec(TaskSpec& s, const SimJob& job, std::size_t k, TaskId id) {
   s.ranks = t.ranks > 0 ? t.ranks : 1;
   s.nodes = t.nodes;
   s.estimate = Duration(to_nanos(t.runtime_s));
+  s.data = t.data;
 }
 
 struct JobState {
@@ -106,12 +108,51 @@ class ShareMeter {
   std::vector<std::uint32_t> order_;
 };
 
+// A network for this workload and cluster: one model node per cluster node, a source for every
+// task's from/to.
+Status check_network(const NetworkModel& network, const Workload& workload,
+                     const SimCluster& cluster) {
+  if (network.nodes.size() != cluster.nodes.size()) {
+    return invalid_argument("the network model describes " + std::to_string(network.nodes.size()) +
+                            " nodes, the cluster has " + std::to_string(cluster.nodes.size()));
+  }
+  for (const SimJob& job : workload.jobs) {
+    for (std::size_t k = 0; k < job.tasks.size(); ++k) {
+      const DataMovement& d = job.tasks[k].data;
+      for (SourceId s : {d.from, d.to}) {
+        if (s != kNoSource && s >= network.sources.size()) {
+          return invalid_argument("job '" + job.id + "' task " + std::to_string(k) +
+                                  " moves data from/to source " + std::to_string(s) +
+                                  "; the network model has " +
+                                  std::to_string(network.sources.size()) + " sources");
+        }
+      }
+    }
+  }
+  return {};
+}
+
+// What the nodes' telemetry says now (network_model.hpp), written between decisions.
+void write_network_facts(const NetworkModel& network, const SimCluster& cluster,
+                         ClusterState& state, double now_s, const std::vector<int>& transfers) {
+  for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+    const NodeView& v = state.view(static_cast<int>(i));
+    const int cores = v.info->capacity.cores;
+    network.write_facts(state.facts(static_cast<int>(i)), i, now_s, cores, cores - v.free.cores,
+                        transfers[i]);
+  }
+}
+
 }  // namespace
 
 Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, QueuePolicy& queue,
                            PlacementPolicy& placement, const SimOptions& options) {
   if (Status s = validate_workload(workload); !s.ok()) return s;
   if (cluster.nodes.empty()) return invalid_argument("the simulated cluster has no nodes");
+  const NetworkModel* network = options.network;
+  if (network != nullptr) {
+    if (Status s = check_network(*network, workload, cluster); !s.ok()) return s;
+  }
   const int largest = cluster.largest_node_cores();
   const std::size_t n_jobs = workload.jobs.size();
   ClusterState state(cluster.nodes);
@@ -224,6 +265,8 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   std::vector<Nanos> started_at(n_tasks, 0);
   std::vector<std::uint8_t> queued(n_tasks, 0);
   std::size_t running = 0;
+  // Data tasks running per node: they share its bandwidth (network model only).
+  std::vector<int> transfers(network != nullptr ? cluster.nodes.size() : 0, 0);
   const double total_cores = cluster.total_cores();
 
   auto spec_of = [&](TaskId t) -> TaskSpec& { return jobs[job_of[t]].specs[t - first[job_of[t]]]; };
@@ -294,6 +337,9 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
     }
     state.release(spec, where);
     --running;
+    if (network != nullptr && !spec.data.empty() && where.node >= 0 && where.shares.empty()) {
+      --transfers[static_cast<std::size_t>(where.node)];
+    }
     UserState& u = users[user_of[j]];
     u.running -= spec.total().cores;
     u.demand -= spec.total().cores;
@@ -316,6 +362,8 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
   };
 
   auto dispatch = [&](Nanos now) {
+    if (network != nullptr)
+      write_network_facts(*network, cluster, state, to_seconds(now), transfers);
     ClusterView view{state.views(), to_time(now)};
     while (queue.size() > 0) {
       auto next = queue.next(view);
@@ -329,6 +377,12 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       Placement where = step.place(spec, state);
       if (where.fit != Fit::now) return;  // not now (never was ruled out up front)
       queue.on_start(spec, to_time(now));
+      // A data task on one node with a modelled network: its features as the policy saw them.
+      const bool modelled = network != nullptr && !spec.data.empty() && where.shares.empty();
+      FeatureVector features{};
+      if (modelled && options.rows != nullptr) {
+        fill_features(spec, state.view(where.node), to_time(now), features);
+      }
       queued[*next] = 0;
       node_of[*next] = where.node;
       started_at[*next] = now;
@@ -341,7 +395,16 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       if (rec.start_s < 0) rec.start_s = to_seconds(now);
       const SimJob& job = workload.jobs[job_of[*next]];
       const std::size_t k = *next - first[job_of[*next]];
-      auto end = later(now, job.tasks[k].runtime_s,
+      double runtime_s = job.tasks[k].runtime_s;
+      if (modelled) {
+        const auto n = static_cast<std::size_t>(where.node);
+        const NodeView& v = state.view(where.node);
+        runtime_s =
+            network->runtime_s(spec.data, runtime_s, n, to_seconds(now), v.info->capacity.cores,
+                               v.info->capacity.cores - v.free.cores, ++transfers[n]);
+        if (options.rows != nullptr) options.rows->push_back({features, runtime_s, {}});
+      }
+      auto end = later(now, runtime_s,
                        [&] { return "the end of job '" + job.id + "' task " + std::to_string(k); });
       if (!end) return;
       completions.push({*end, *next});

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "core/status.hpp"
+#include "schedulers/netaware/training/training_row.hpp"
 #include "schedulers/policy.hpp"
+#include "schedulers/sim/network_model.hpp"
 #include "schedulers/sim/sim_cluster.hpp"
 #include "schedulers/sim/workload.hpp"
 
@@ -46,6 +48,13 @@ struct UserShare {
 
 struct SimOptions {
   std::map<std::string, double> user_weights;  // for the entitlement; missing = 1
+  // A modelled network (network_model.hpp), one node per cluster node: before each dispatch the
+  // nodes' NodeFacts are written from it, and a data task's true runtime is the model's at its
+  // start (its runtime_s then being its CPU seconds). Null: every task runs its runtime_s.
+  const NetworkModel* network = nullptr;
+  // With a network: one row per placed data task (the chosen node's feature vector as the policy
+  // saw it, its true runtime), for `chorus model train --rows`; `run` left empty.
+  std::vector<TrainingRow>* rows = nullptr;
 };
 
 struct SimResult {

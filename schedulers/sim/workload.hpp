@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data_movement.hpp"
 #include "core/status.hpp"
 
 namespace chorus::sim {
@@ -45,6 +46,9 @@ struct SimTask {
   // node; N = exactly N nodes, block distribution. ranks 0 = not an MPI task.
   int ranks = 0;
   int nodes = 0;
+  // What it moves (network_model.hpp): with a modelled network its true runtime is the transfer
+  // times plus runtime_s (then its CPU seconds on an unloaded core) over its CPU share.
+  DataMovement data{};
 };
 
 struct SimJob {

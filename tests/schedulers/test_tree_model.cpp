@@ -192,6 +192,28 @@ TEST_CASE("Schedulers.TreeModel.RefusesMalformedTrees") {
   CHECK(has(refusal(not_number), "leaf 2 is not a number"));
 }
 
+// A chain of 20 splits on cpu_s (cpu_s < d + 1 ? leaf d : next): deeper than the complete
+// layout's limit, so it is walked as linked nodes; beside it nine shallow trees (a block of eight
+// walked together, and one more).
+TEST_CASE("Schedulers.TreeModel.DeepAndShallowTreesTogether") {
+  json chain = leaf(20, 20);
+  for (int d = 19; d >= 0; --d)
+    chain = split(d, "cpu_s", d + 1, 1000 + d, d + 1, d + 1, leaf(1000 + d, d), chain);
+  json j = model();
+  json trees = json::array({chain});
+  for (int i = 0; i < 9; ++i)
+    trees.push_back(split(0, "down_mbps", 100, 1, 2, 1, leaf(1, 10), leaf(2, 2)));
+  j["trees"] = trees;
+  auto m = TreeModel::parse(j.dump(), "m.json");
+  REQUIRE(m.ok());
+  CHECK(m->tree_count() == 10);
+  CHECK(m->predict_s(row(50, 0, 0.5f)) == doctest::Approx(1 + 0 + 9 * 10));
+  CHECK(m->predict_s(row(500, 0, 7.5f)) == doctest::Approx(1 + 7 + 9 * 2));
+  CHECK(m->predict_s(row(kNaN, 0, 100)) == doctest::Approx(1 + 20 + 9 * 10));
+  // NaN in the chain: missing goes `no` (deeper) at every level, to the last leaf.
+  CHECK(m->predict_s(row(500, 0, kNaN)) == doctest::Approx(1 + 20 + 9 * 2));
+}
+
 TEST_CASE("Schedulers.TreeModel.RefusesAnAbsurdlyDeepTree") {
   json t = leaf(100, 1);
   for (int d = 99; d >= 0; --d)
