@@ -32,6 +32,31 @@ TaskSpec function_task(std::string name, TaskFunction fn, std::vector<TaskId> af
   return t;
 }
 
+Result<SourceId> add_source(WorkflowGraph& graph, std::string name, std::string host, int port,
+                            SourceProbe probe) {
+  if (name.empty()) return invalid_argument("a data source needs a name");
+  if (host.empty()) return invalid_argument("data source '" + name + "' needs a host");
+  if (port < 1 || port > 65535) {
+    return invalid_argument("data source '" + name + "': port " + std::to_string(port) +
+                            " is not in 1..65535");
+  }
+  for (const DataSource& s : graph.sources) {
+    if (s.name == name) return invalid_argument("data source '" + name + "' is already declared");
+  }
+  DataSource s;
+  s.name = std::move(name);
+  s.host = std::move(host);
+  s.port = port;
+  s.probe = probe;
+  graph.sources.push_back(std::move(s));
+  return static_cast<SourceId>(graph.sources.size() - 1);
+}
+
+TaskSpec with_data(TaskSpec task, DataMovement data) {
+  task.data = data;
+  return task;
+}
+
 ServiceId add_service(WorkflowGraph& graph, ServiceSpec service, const TaskSpec& replica) {
   const auto id = static_cast<ServiceId>(graph.services.size());
   service.replica_tasks.clear();

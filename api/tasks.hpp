@@ -44,6 +44,19 @@ function_task(std::string name, F fn, std::vector<TaskId> after = {}) {
 // TaskSpec::uses.
 ServiceId add_service(WorkflowGraph& graph, ServiceSpec service, const TaskSpec& replica);
 
+// Declares a data source tasks read from or write to (workflow files' `sources:`); returns its
+// id for DataMovement::from / to. Errors (invalid_argument): an empty name or host, a name
+// already declared, a port outside 1..65535.
+//
+//   auto store = chorus::add_source(wf, "store1", "10.0.0.5", 9000);
+//   wf.add(chorus::with_data(chorus::command_task("fetch", {"./fetch"}),
+//                            {.input_bytes = 64'000'000, .from = *store, .cpu = 2s}));
+Result<SourceId> add_source(WorkflowGraph& graph, std::string name, std::string host, int port,
+                            SourceProbe probe = SourceProbe::data_server);
+
+// `task` moving `data` (a task's `data:`): what the network-aware placement estimates from.
+TaskSpec with_data(TaskSpec task, DataMovement data);
+
 // Inside a function task that uses services: the endpoints of `service` as a process task would
 // get them in CHORUS_SERVICE_<NAME> (comma-separated, replica order); empty elsewhere.
 std::string service_endpoints(const std::string& service);

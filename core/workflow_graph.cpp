@@ -37,6 +37,26 @@ Status validate_graph(const WorkflowGraph& graph) {
     }
     if (t.kind == TaskKind::service ? t.service >= services : t.service != kNoService)
       return invalid_argument("task '" + t.name + "' is not a replica of a known service");
+    for (SourceId s : {t.data.from, t.data.to}) {
+      if (s != kNoSource && s >= graph.sources.size()) {
+        return invalid_argument("task '" + t.name + "' moves data " +
+                                (s == t.data.from ? "from" : "to") + " source #" +
+                                std::to_string(s) + ", but the workflow declares " +
+                                std::to_string(graph.sources.size()) + " source(s)");
+      }
+    }
+  }
+  for (std::size_t i = 0; i < graph.sources.size(); ++i) {
+    const DataSource& s = graph.sources[i];
+    if (s.name.empty())
+      return invalid_argument("data source #" + std::to_string(i) + " has no name");
+    if (s.port < 1 || s.port > 65535)
+      return invalid_argument("data source '" + s.name + "' has port " + std::to_string(s.port) +
+                              ", not in 1..65535");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (graph.sources[j].name == s.name)
+        return invalid_argument("duplicate data source '" + s.name + "'");
+    }
   }
   for (std::size_t s = 0; s < services; ++s) {
     const auto& svc = graph.services[s];

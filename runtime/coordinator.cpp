@@ -15,9 +15,7 @@
 #include "schedulers/placement/placement_step.hpp"
 
 namespace chorus {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // The loop: collect updates, journal, decide, launch, wait. What a task is and may become lives in
 // the TaskTable, where it goes in PlacementStep / ClusterState, what services need in
@@ -328,7 +326,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       Launcher* launcher = launchers_[static_cast<std::size_t>(spec.kind)];
       std::size_t slot = slot_of_kind_[static_cast<std::size_t>(spec.kind)];
       if (launcher->in_flight() + placed_[slot] >= options_.max_in_flight_per_launcher) return;
-      Placement where = step_.place(spec, cluster_);
+      Placement where = step_.place(spec, cluster_, t);
       if (where.fit != Fit::now) {
         // Not now: wait for resources to free up, unless only services hold them (they end only
         // when the work that needs them is done, so they never would).
@@ -372,7 +370,31 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         spreads_[spec.id] = std::move(where.shares);
       }
       events_.push_back(std::move(e));
+      if (const PlacementExplanation* why = step_.explanation()) {
+        queue_placement(spec.id, r.attempt, *why);
+      }
       to_launch_.push_back(spec.id);
+    }
+  }
+
+  // Keeps the policy's explanation of an attempt's placement for the journal, with the attempt's
+  // `running` event in the same transaction. The slots are reused: steady state allocates nothing.
+  void queue_placement(TaskId id, std::uint32_t attempt, const PlacementExplanation& why) {
+    if (placements_used_ == placement_pool_.size()) placement_pool_.emplace_back();
+    JournaledPlacement& p = placement_pool_[placements_used_++];
+    p.task = id;
+    p.attempt = attempt;
+    p.basis.assign(why.basis);
+    const std::size_t n = why.candidates.size();
+    p.features.resize(n);
+    p.candidates.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const ExplainedCandidate& c = why.candidates[i];
+      p.features[i] = c.features;
+      p.candidates[i].node = c.node >= 0 ? std::string_view(cluster_.node(c.node).name) : "";
+      p.candidates[i].predicted_s = c.predicted_s;
+      p.candidates[i].features =
+          c.has_features ? std::span<const float>(p.features[i]) : std::span<const float>{};
     }
   }
 
@@ -424,9 +446,16 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
 
   // Appends the queued events and process groups in one transaction.
   Status write_journal() {
-    Status s = store_.append(run_id_, events_, groups_);
+    placement_records_.clear();
+    const std::string_view policy = step_.policy().name();
+    for (std::size_t i = 0; i < placements_used_; ++i) {
+      const JournaledPlacement& p = placement_pool_[i];
+      placement_records_.push_back({p.task, p.attempt, policy, p.basis, p.candidates});
+    }
+    Status s = store_.append(run_id_, events_, groups_, placement_records_);
     if (!s.ok()) return s;
     groups_.clear();
+    placements_used_ = 0;
     if (observer_ != nullptr && observer_->wants_events()) {
       for (const auto& e : events_) observer_->on_event(spec_at(e.task), e);
       observer_->on_events_done();
@@ -823,6 +852,18 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   // kGroupJournalDelay after the first of them): until then a SIGKILLed coordinator's resume
   // finds such a task only by its CHORUS_RUN_TOKEN.
   std::vector<TaskGroup> groups_;
+  // Placement explanations waiting for the next journal write (the first placements_used_ of
+  // the pool; the rest keep their capacity for later decisions).
+  struct JournaledPlacement {
+    TaskId task = kNoTask;
+    std::uint32_t attempt = 0;
+    std::string basis;
+    std::vector<FeatureVector> features;
+    std::vector<PlacementCandidate> candidates;  // views into features and the nodes' names
+  };
+  std::vector<JournaledPlacement> placement_pool_;
+  std::size_t placements_used_ = 0;
+  std::vector<PlacementRecord> placement_records_;
   TimePoint groups_due_{};
   static constexpr Duration kGroupJournalDelay = std::chrono::milliseconds(20);
   std::vector<TaskId> to_launch_;

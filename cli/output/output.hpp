@@ -73,6 +73,8 @@ class Output {
   void run_marked_cancelled(const std::string& run_id) const;
   void run_cancelling(const std::string& run_id, std::int64_t coordinator_pid) const;
   void run_ended(const std::string& run_id, RunStatus status) const;
+  // `chorus why`: the candidates with their predictions, the basis, what drove the choice.
+  void placement_why(const WhyReport& report) const;
   // `chorus report`: where the page was written.
   void report_written(const std::string& path) const;
 

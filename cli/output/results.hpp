@@ -55,6 +55,22 @@ struct RunStatusReport {
   std::optional<std::vector<NodeUse>> nodes;  // --nodes
 };
 
+// `chorus why RUN TASK`: one attempt's placement record with what happened after.
+struct WhyReport {
+  std::string run;
+  const PlacementRow& placement;  // candidates[0] = the chosen node
+  // The attempt's outcome from its events: "succeeded", "failed", ..., "running".
+  std::string outcome;
+  double actual_s = -1;  // running -> its end (or now, when still running); < 0 = unknown
+  // The features that differ most between the chosen node and the runner-up: (name, chosen,
+  // runner-up), most different first; empty with one candidate.
+  struct Difference {
+    std::string feature;
+    double chosen = 0, runner_up = 0;
+  };
+  std::vector<Difference> differences;
+};
+
 // One replica of a service of a run (`chorus endpoints`).
 struct ServiceReplica {
   std::string name;      // "surrogate" or "surrogate[replica=1]"

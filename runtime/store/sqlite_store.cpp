@@ -19,7 +19,7 @@ namespace {
 // 'CHRS': marks the file as ours in the SQLite header, so another application's database is
 // recognised before we touch its tables.
 constexpr std::int32_t kApplicationId = 0x43485253;
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 constexpr int kBusyTimeoutMs = 10'000;
 constexpr std::size_t kListedRuns = 10;
 constexpr int kSeqBits = 40;  // up to 2^40 - 1 events per run
@@ -119,6 +119,23 @@ ALTER TABLE runs ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN token TEXT NOT NULL DEFAULT '';
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
 )sql";
+
+// v3 -> v4 and part of v4: the placement records of policies that explain their decisions
+// (PlacementRecord). One row per attempt; its candidates in one BLOB (encode_candidates below):
+// nine candidates with 17 features each are one row of about 700 bytes instead of nine rows.
+constexpr const char* kPlacementsTable = R"sql(
+CREATE TABLE IF NOT EXISTS placements(
+  run        INTEGER NOT NULL,
+  task       INTEGER NOT NULL,
+  attempt    INTEGER NOT NULL,
+  name       TEXT NOT NULL,
+  policy     TEXT NOT NULL,
+  basis      TEXT NOT NULL,
+  candidates BLOB NOT NULL,
+  PRIMARY KEY(run, task, attempt)
+) WITHOUT ROWID;
+)sql";
+constexpr const char* kMigrateV3 = "UPDATE meta SET value = '4' WHERE key = 'schema_version';";
 
 constexpr const char* kRunColumns =
     "id, workflow_name, workflow_path, workdir, status, created, updated, total_tasks, "
@@ -255,6 +272,52 @@ void bind_run_fields(sqlite3_stmt* stmt, int first, const RunInfo& info, const s
   sqlite3_bind_int64(stmt, first + 10, static_cast<std::int64_t>(info.coordinator_start));
   bind_text(stmt, first + 11, info.boot_id);
   bind_text(stmt, first + 12, info.token);
+}
+
+// A placement's candidates as one BLOB, little-endian: a format byte (1), a count byte, then per
+// candidate a u16 name length and the name's bytes, the prediction as an f64 (NaN = none), a
+// feature count byte and that many f32s. `out` keeps its capacity from one call to the next.
+static_assert(std::endian::native == std::endian::little, "the BLOB layout is little-endian");
+void encode_candidates(std::span<const PlacementCandidate> candidates, std::string& out) {
+  out.clear();
+  const std::size_t count = std::min<std::size_t>(candidates.size(), 255);
+  out.push_back('\x01');
+  out.push_back(static_cast<char>(count));
+  auto put = [&out](const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); };
+  for (std::size_t i = 0; i < count; ++i) {
+    const PlacementCandidate& c = candidates[i];
+    const auto len = static_cast<std::uint16_t>(std::min<std::size_t>(c.node.size(), 65535));
+    put(&len, sizeof len);
+    put(c.node.data(), len);
+    put(&c.predicted_s, sizeof c.predicted_s);
+    const auto n = static_cast<std::uint8_t>(std::min<std::size_t>(c.features.size(), 255));
+    put(&n, 1);
+    put(c.features.data(), n * sizeof(float));
+  }
+}
+
+bool decode_candidates(std::string_view in, std::vector<PlacementRow::Candidate>& out) {
+  std::size_t pos = 0;
+  auto get = [&](void* p, std::size_t n) {
+    if (in.size() - pos < n) return false;
+    std::memcpy(p, in.data() + pos, n);
+    pos += n;
+    return true;
+  };
+  std::uint8_t format = 0, count = 0;
+  if (!get(&format, 1) || format != 1 || !get(&count, 1)) return false;
+  out.resize(count);
+  for (auto& c : out) {
+    std::uint16_t len = 0;
+    if (!get(&len, sizeof len) || in.size() - pos < len) return false;
+    c.node.assign(in.data() + pos, len);
+    pos += len;
+    std::uint8_t n = 0;
+    if (!get(&c.predicted_s, sizeof c.predicted_s) || !get(&n, 1)) return false;
+    c.features.resize(n);
+    if (!get(c.features.data(), n * sizeof(float))) return false;
+  }
+  return pos == in.size();
 }
 
 // Resets a statement when the scope ends, so a half-read SELECT never holds a read transaction
@@ -431,6 +494,11 @@ Status migrate(sqlite3* db, const std::string& path, std::string_view from) {
   if (*version == "2") {
     if (auto s = exec_on(db, kMigrateV2, &rc); !s.ok()) return fail(s);
     if (auto s = exec_on(db, kTaskGroupsTable, &rc); !s.ok()) return fail(s);
+    *version = "3";
+  }
+  if (*version == "3") {
+    if (auto s = exec_on(db, kPlacementsTable, &rc); !s.ok()) return fail(s);
+    if (auto s = exec_on(db, kMigrateV3, &rc); !s.ok()) return fail(s);
   }
   if (auto s = exec_on(db, "COMMIT", &rc); !s.ok()) return fail(s);
   return {};
@@ -483,7 +551,7 @@ Status check_or_create_schema(sqlite3* db, const std::string& path) {
       return s;
     }
     if (*again == "0") {
-      const std::string setup = std::string(kSchema) + kTaskGroupsTable +
+      const std::string setup = std::string(kSchema) + kTaskGroupsTable + kPlacementsTable +
                                 "INSERT INTO meta(key, value) VALUES('schema_version', '" +
                                 std::to_string(kSchemaVersion) + "');" +
                                 "PRAGMA application_id = " + std::to_string(kApplicationId) + ";";
@@ -532,6 +600,8 @@ SqliteStore::~SqliteStore() {
   insert_group_.reset();
   select_groups_.reset();
   delete_groups_.reset();
+  insert_placement_.reset();
+  select_placements_.reset();
   sqlite3_close_v2(db_);
 }
 
@@ -679,6 +749,12 @@ Status SqliteStore::prepare_all() {
        " VALUES(?1, ?2, ?3, ?4, ?5)"},
       {&select_groups_, "SELECT task, attempt, pgid, start_ticks FROM task_groups WHERE run = ?1"},
       {&delete_groups_, "DELETE FROM task_groups WHERE run = ?1"},
+      {&insert_placement_,
+       "INSERT OR REPLACE INTO placements(run, task, attempt, name, policy, basis, candidates)"
+       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+      {&select_placements_,
+       "SELECT task, attempt, name, policy, basis, candidates FROM placements WHERE run = ?1"
+       " ORDER BY task, attempt"},
       {&select_events_,
        "SELECT task, name, attempt, state, time, exit_code, fingerprint, detail, seq, kind,"
        " cores, node FROM events WHERE seq BETWEEN ?1 AND ?2 ORDER BY seq"},
@@ -897,8 +973,9 @@ Result<std::vector<RunInfo>> SqliteStore::list_runs() {
 }
 
 Status SqliteStore::append(std::string_view run_id, std::span<const TaskEvent> events,
-                           std::span<const TaskGroup> groups) {
-  if (events.empty() && groups.empty()) return {};
+                           std::span<const TaskGroup> groups,
+                           std::span<const PlacementRecord> placements) {
+  if (events.empty() && groups.empty() && placements.empty()) return {};
   auto key = run_key(run_id);
   if (!key.ok()) return key.status();
   auto failed = [&](sqlite3_stmt* stmt) {
@@ -950,6 +1027,29 @@ Status SqliteStore::append(std::string_view run_id, std::span<const TaskEvent> e
     sqlite3_bind_int64(group, 5, static_cast<std::int64_t>(g.start_ticks));
     if (sqlite3_step(group) != SQLITE_DONE) return failed(group);
     sqlite3_reset(group);
+  }
+  sqlite3_stmt* placement = insert_placement_.get();
+  for (const PlacementRecord& p : placements) {
+    // The task's name from the attempt's `running` event, which the coordinator journals in the
+    // same batch (the events of a batch are few; a linear look is cheaper than an index).
+    std::string_view name;
+    for (const TaskEvent& e : events) {
+      if (e.task == p.task && e.attempt == p.attempt) {
+        name = e.name;
+        break;
+      }
+    }
+    encode_candidates(p.candidates, candidates_blob_);
+    sqlite3_bind_int64(placement, 1, *key);
+    sqlite3_bind_int64(placement, 2, p.task);
+    sqlite3_bind_int64(placement, 3, p.attempt);
+    bind_text(placement, 4, name);
+    bind_text(placement, 5, p.policy);
+    bind_text(placement, 6, p.basis);
+    sqlite3_bind_blob(placement, 7, candidates_blob_.data(),
+                      static_cast<int>(candidates_blob_.size()), SQLITE_STATIC);
+    if (sqlite3_step(placement) != SQLITE_DONE) return failed(placement);
+    sqlite3_reset(placement);
   }
   if (sqlite3_step(commit_.get()) != SQLITE_DONE) return failed(commit_.get());
   sqlite3_reset(commit_.get());
@@ -1094,6 +1194,34 @@ Result<std::vector<TaskGroup>> SqliteStore::task_groups(std::string_view run_id)
     g.start_ticks = static_cast<std::uint64_t>(sqlite3_column_int64(stmt, 3));
   }
   if (rc != SQLITE_DONE) return error("reading task groups of run '" + std::string(run_id) + "'");
+  return out;
+}
+
+Result<std::vector<PlacementRow>> SqliteStore::placements(std::string_view run_id) {
+  auto key = run_key(run_id);
+  if (!key.ok()) return key.status();
+  sqlite3_stmt* stmt = select_placements_.get();
+  ResetGuard guard(stmt);
+  sqlite3_bind_int64(stmt, 1, *key);
+  std::vector<PlacementRow> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    PlacementRow& row = out.emplace_back();
+    row.task = static_cast<TaskId>(sqlite3_column_int64(stmt, 0));
+    row.attempt = static_cast<std::uint32_t>(sqlite3_column_int64(stmt, 1));
+    row.name = column_string(stmt, 2);
+    row.policy = column_string(stmt, 3);
+    row.basis = column_string(stmt, 4);
+    const auto* blob = static_cast<const char*>(sqlite3_column_blob(stmt, 5));
+    const std::string_view bytes(blob != nullptr ? blob : "",
+                                 static_cast<std::size_t>(sqlite3_column_bytes(stmt, 5)));
+    if (!decode_candidates(bytes, row.candidates)) {
+      return io_error("journal " + path_ + ": the placement record of task " +
+                      std::to_string(row.task) + " attempt " + std::to_string(row.attempt) +
+                      " of run '" + std::string(run_id) + "' is damaged");
+    }
+  }
+  if (rc != SQLITE_DONE) return error("reading placements of run '" + std::string(run_id) + "'");
   return out;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -80,6 +81,39 @@ struct TaskGroup {
   std::uint64_t start_ticks = 0;  // the leader's
 };
 
+// Why a task attempt went where it did, from a placement policy that explains its decisions
+// (schedulers/placement_explanation.hpp): journaled with the attempt's `running` event, in the
+// same transaction. `chorus why` prints it; `chorus model train` takes the chosen candidate's
+// features with the attempt's measured runtime as a training row. The views must stay valid for
+// the duration of append().
+struct PlacementCandidate {  // one node considered for an attempt
+  std::string_view node;
+  double predicted_s = std::numeric_limits<double>::quiet_NaN();  // the policy's estimate there
+  std::span<const float>
+      features;  // kFeatureCount values (schedulers/netaware/features.hpp), or empty
+};
+struct PlacementRecord {
+  TaskId task = kNoTask;
+  std::uint32_t attempt = 0;
+  std::string_view policy;  // "network-aware"
+  std::string_view
+      basis;  // "model <file>", "analytic (no model)", "analytic (telemetry 40 s old)", ...
+  std::span<const PlacementCandidate> candidates;  // [0] = the chosen node; the next best after it
+};
+// A placement record as read back. `name` is the task's (from the attempt's events).
+struct PlacementRow {
+  TaskId task = kNoTask;
+  std::string name;
+  std::uint32_t attempt = 0;
+  std::string policy, basis;
+  struct Candidate {
+    std::string node;
+    double predicted_s = std::numeric_limits<double>::quiet_NaN();
+    std::vector<float> features;
+  };
+  std::vector<Candidate> candidates;
+};
+
 // A journaled event as read back.
 struct EventRecord {
   std::int64_t seq = 0;
@@ -138,13 +172,22 @@ class StateStore {
   virtual Result<RunInfo> latest_run_of(std::string_view workflow_path) = 0;
   virtual Result<std::vector<RunInfo>> list_runs() = 0;
 
-  // Appends the events and records the task groups in one transaction: all are durable (to the
-  // OS) when it returns, or none. A group recorded again for the same (task, attempt) replaces it.
+  // Appends the events and records the task groups and placement records in one transaction:
+  // all are durable (to the OS) when it returns, or none. A group or a placement recorded again
+  // for the same (task, attempt) replaces it.
   virtual Status append(std::string_view run_id, std::span<const TaskEvent> events,
-                        std::span<const TaskGroup> groups) = 0;
-  Status append(std::string_view run_id, std::span<const TaskEvent> events) {
-    return append(run_id, events, {});
+                        std::span<const TaskGroup> groups,
+                        std::span<const PlacementRecord> placements) = 0;
+  Status append(std::string_view run_id, std::span<const TaskEvent> events,
+                std::span<const TaskGroup> groups) {
+    return append(run_id, events, groups, {});
   }
+  Status append(std::string_view run_id, std::span<const TaskEvent> events) {
+    return append(run_id, events, {}, {});
+  }
+  // The run's placement records in (task, attempt) order; empty for runs journaled before schema
+  // version 4 or placed by a policy that does not explain.
+  virtual Result<std::vector<PlacementRow>> placements(std::string_view run_id) = 0;
   // The groups recorded for the run (in no particular order), and forgetting them (when they are
   // known to be gone: killed by a resume, or the run ended).
   virtual Result<std::vector<TaskGroup>> task_groups(std::string_view run_id) = 0;

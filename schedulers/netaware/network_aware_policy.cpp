@@ -88,6 +88,15 @@ double NetworkAwarePolicy::analytic(const TaskSpec& task, const NodeView& node, 
   }
   age_s = std::max(0.0, seconds(now - facts->updated));
   if (now < facts->updated) f[static_cast<std::size_t>(Feature::telemetry_age_s)] = 0;
+  // A link the task uses counts with its own age: a probe target that went down leaves the
+  // node reporting but its measurement of that link growing old.
+  auto link_age = [&](SourceId s) {
+    if (s == kNoSource || s >= facts->links.size()) return;
+    const TimePoint measured = facts->links[s].measured;
+    if (measured != TimePoint{}) age_s = std::max(age_s, seconds(now - measured));
+  };
+  if (task.data.input_bytes > 0) link_age(task.data.from);
+  if (task.data.output_bytes > 0) link_age(task.data.to);
   if (age_s > seconds(options_.max_stale)) {
     basis = Basis::fallback;
     return kNaN;

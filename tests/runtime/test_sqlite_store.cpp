@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -742,7 +744,7 @@ PRAGMA application_id = 1128813139;
   REQUIRE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &stmt,
                              nullptr) == SQLITE_OK);
   REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "3");
+  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "4");
   sqlite3_finalize(stmt);
   sqlite3_close(db);
   // Upgraded runs have no token or coordinator identity; new ones get a token.
@@ -806,4 +808,102 @@ TEST_CASE("Runtime.SqliteStore.IntegrityCheckPassesASoundJournalAndCheckpointEmp
   CHECK(fs::file_size(path + "-wal") > 0);
   REQUIRE(store->checkpoint().ok());
   CHECK(fs::file_size(path + "-wal") == 0);
+}
+
+namespace {
+
+std::string schema_version_of(const std::string& path) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &stmt,
+                             nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  std::string v(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("Runtime.SqliteStore.PlacementsRideWithEventsAndRoundTrip") {
+  TempDir dir;
+  auto store = open_store(dir.file("chorus.db"));
+  const RunInfo run = create(*store, "flow");
+  const RunInfo other = create(*store, "other");
+  std::vector<float> f1(17), f2(17);
+  for (int i = 0; i < 17; ++i) {
+    f1[static_cast<std::size_t>(i)] = static_cast<float>(i) * 0.5f;
+    f2[static_cast<std::size_t>(i)] = static_cast<float>(-i);
+  }
+  f2[3] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<PlacementCandidate> cands = {
+      {"node-b", 4.25, f1}, {"node-a", 9.5, f2}, {"node-c", std::nan(""), {}}};
+  std::vector<TaskEvent> events = {event(1, "fetch", TaskState::running, 10, 2),
+                                   event(0, "gen", TaskState::running, 10, 1)};
+  const std::vector<PlacementRecord> records = {
+      {1, 2, "network-aware", "analytic (no model)", cands},
+      {0, 1, "network-aware", "model /m.json", std::span(cands).first(1)}};
+  REQUIRE(store->append(run.id, events, {}, records).ok());
+  auto rows = store->placements(run.id);
+  REQUIRE_MESSAGE(rows.ok(), rows.status().message());
+  REQUIRE(rows->size() == 2);
+  const PlacementRow& gen = (*rows)[0];  // (task, attempt) order
+  CHECK(gen.task == 0);
+  CHECK(gen.name == "gen");
+  CHECK(gen.basis == "model /m.json");
+  REQUIRE(gen.candidates.size() == 1);
+  const PlacementRow& fetch = (*rows)[1];
+  CHECK(fetch.task == 1);
+  CHECK(fetch.attempt == 2);
+  CHECK(fetch.name == "fetch");
+  CHECK(fetch.policy == "network-aware");
+  CHECK(fetch.basis == "analytic (no model)");
+  REQUIRE(fetch.candidates.size() == 3);
+  CHECK(fetch.candidates[0].node == "node-b");
+  CHECK(fetch.candidates[0].predicted_s == 4.25);
+  CHECK(fetch.candidates[0].features == f1);
+  CHECK(fetch.candidates[1].features[2] == -2.0f);
+  CHECK(std::isnan(fetch.candidates[1].features[3]));
+  CHECK(std::isnan(fetch.candidates[2].predicted_s));
+  CHECK(fetch.candidates[2].features.empty());
+  CHECK(store->placements(other.id)->empty());
+  // The events went in the same transaction.
+  CHECK(store->events(run.id)->size() == 2);
+  // A record for an unknown run stores nothing, events included.
+  CHECK_FALSE(store->append("nope-1", events, {}, records).ok());
+  CHECK(store->placements(run.id)->size() == 2);
+  // A second object reads the same.
+  auto second = open_store(dir.file("chorus.db"));
+  CHECK(second->placements(run.id)->size() == 2);
+}
+
+TEST_CASE("Runtime.SqliteStore.MigratesAVersionThreeJournalOnOpen") {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  {
+    auto store = open_store(path);
+    const RunInfo run = create(*store, "old");
+    append(*store, run.id,
+           {event(0, "a", TaskState::running, 1), event(0, "a", TaskState::succeeded, 2)});
+  }
+  // Version 3 is this schema without the placements table.
+  raw_exec(path,
+           "DROP TABLE placements; UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+  CHECK(schema_version_of(path) == "3");
+  auto store = open_store(path);
+  CHECK(schema_version_of(path) == "4");
+  auto events = store->events("old-1");
+  REQUIRE(events.ok());
+  CHECK(events->size() == 2);
+  CHECK(store->placements("old-1")->empty());
+  const std::vector<PlacementCandidate> cands = {{"n1", 1.5, {}}};
+  const PlacementRecord rec{1, 1, "network-aware", "analytic (no model)", cands};
+  std::vector<TaskEvent> more = {event(1, "b", TaskState::running, 3)};
+  REQUIRE(store->append("old-1", more, {}, std::span(&rec, 1)).ok());
+  auto rows = store->placements("old-1");
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].name == "b");
+  CHECK(store->replay("old-1")->tasks.size() == 2);
 }

@@ -182,6 +182,20 @@ TEST_CASE("Schedulers.NetworkAware.StaleTelemetrySaysItsAgeThenFallsBack") {
           "fallback least-allocated (telemetry 400 s old, past max_stale 300 s)");
   }
   {
+    // The node reports, but its link to the task's source was last measured long ago (the
+    // probe target went down): the link's age counts.
+    ClusterState c(nodes_of(1));
+    report(c, 0, 100);
+    c.facts(0).links[0].measured = kNow - 50s;
+    step.place(t, c, kNow);
+    REQUIRE(step.explanation() != nullptr);
+    CHECK(step.explanation()->basis == "analytic (telemetry 50 s old)");
+    c.facts(0).links[0].measured = kNow - 600s;
+    step.place(t, c, kNow);
+    CHECK(step.explanation()->basis ==
+          "fallback least-allocated (telemetry 600 s old, past max_stale 300 s)");
+  }
+  {
     // Telemetry but no bandwidth measured to the task's source.
     ClusterState c(nodes_of(1));
     report(c, 0, 100);

@@ -11,7 +11,7 @@ Result<RunInfo> MemoryJournal::create_run(RunInfo info) {
   }
   info.id = info.workflow_name + "-" + std::to_string(n);
   if (info.token.empty()) info.token = new_run_token();
-  runs_.push_back(Run{info, {}, {}});
+  runs_.push_back(Run{info, {}, {}, {}});
   return info;
 }
 
@@ -60,7 +60,8 @@ Result<std::vector<RunInfo>> MemoryJournal::list_runs() {
 }
 
 Status MemoryJournal::append(std::string_view run_id, std::span<const TaskEvent> events,
-                             std::span<const TaskGroup> groups) {
+                             std::span<const TaskGroup> groups,
+                             std::span<const PlacementRecord> placements) {
   if (!append_failure_.empty()) return io_error(append_failure_);
   Run* r = find(run_id);
   if (r == nullptr) return not_found("no run '" + std::string(run_id) + "'");
@@ -89,8 +90,40 @@ Status MemoryJournal::append(std::string_view run_id, std::span<const TaskEvent>
       r->groups.push_back(g);
     }
   }
+  for (const auto& p : placements) {
+    PlacementRow row;
+    row.task = p.task;
+    row.attempt = p.attempt;
+    for (const auto& e : events) {
+      if (e.task == p.task && e.attempt == p.attempt) {
+        row.name = std::string(e.name);
+        break;
+      }
+    }
+    row.policy = std::string(p.policy);
+    row.basis = std::string(p.basis);
+    for (const auto& c : p.candidates) {
+      row.candidates.push_back(
+          {std::string(c.node), c.predicted_s, {c.features.begin(), c.features.end()}});
+    }
+    auto before = [](const PlacementRow& a, const PlacementRow& b) {
+      return a.task != b.task ? a.task < b.task : a.attempt < b.attempt;
+    };
+    auto it = std::lower_bound(r->placements.begin(), r->placements.end(), row, before);
+    if (it != r->placements.end() && it->task == row.task && it->attempt == row.attempt) {
+      *it = std::move(row);
+    } else {
+      r->placements.insert(it, std::move(row));
+    }
+  }
   ++appends_;
   return {};
+}
+
+Result<std::vector<PlacementRow>> MemoryJournal::placements(std::string_view run_id) {
+  Run* r = find(run_id);
+  if (r == nullptr) return not_found("no run '" + std::string(run_id) + "'");
+  return r->placements;
 }
 
 Result<std::vector<TaskGroup>> MemoryJournal::task_groups(std::string_view run_id) {

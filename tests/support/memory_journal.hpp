@@ -22,8 +22,11 @@ class MemoryJournal final : public StateStore {
   Result<RunInfo> find_run(std::string_view id) override;
   Result<RunInfo> latest_run_of(std::string_view workflow_path) override;
   Result<std::vector<RunInfo>> list_runs() override;
+  using StateStore::append;
   Status append(std::string_view run_id, std::span<const TaskEvent> events,
-                std::span<const TaskGroup> groups) override;
+                std::span<const TaskGroup> groups,
+                std::span<const PlacementRecord> placements) override;
+  Result<std::vector<PlacementRow>> placements(std::string_view run_id) override;
   Result<std::vector<TaskGroup>> task_groups(std::string_view run_id) override;
   Status forget_task_groups(std::string_view run_id) override;
   Result<RunState> replay(std::string_view run_id) override;
@@ -39,6 +42,7 @@ class MemoryJournal final : public StateStore {
     RunInfo info;
     std::vector<EventRecord> events;
     std::vector<TaskGroup> groups;
+    std::vector<PlacementRow> placements;  // in (task, attempt) order
   };
   Run* find(std::string_view id);
 
