@@ -8,7 +8,9 @@
     netbed.py down --prefix P                  removes everything P made (idempotent)
     netbed.py run-in --prefix P NODE cmd...    runs cmd in NODE's namespace (and its cgroup)
     netbed.py measure --prefix P [--seconds 2] link rates both ways and store RTTs, as JSON
-    netbed.py bg --prefix P [--hold K | --off]   restarts the background flows (K: hold period K)
+    netbed.py bg --prefix P [--seed N] [--hold K | --off]
+                                               restarts the background flows (with seed N's
+                                               schedule; K: hold period K, a stationary phase)
     netbed.py describe --prefix P              prints the description file
 
 Layout (every name starts with P-, every address lives only inside namespaces made here):
@@ -441,25 +443,21 @@ def cmd_run_in(a):
 # ------------------------------------------------------------------------------------ flows
 
 
-def cmd_flow(a):
-    """Background puller: GET at rates[k] Mbit/s during period k (from t0), in 50 ms slices."""
-    rates = parse_list(a.rates, float, "--rates")
-    host, port = a.endpoint.rsplit(":", 1)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+def pull(host, port, rate_of, stop):
+    """One connection: GET at rate_of() Mbit/s in 50 ms slices, reconnecting after errors."""
     buf = bytearray(1 << 20)
     sock = None
-    while True:
-        k = int((time.time() - a.t0) // a.period)
-        rate = rates[k % len(rates)] if len(rates) > 1 else rates[0]
+    while not stop:
+        rate = rate_of()
         if rate <= 0:
             time.sleep(0.2)
             continue
         try:
             if sock is None:
-                sock = socket.create_connection((host, int(port)), 5)
+                sock = socket.create_connection((host, port), 5)
                 sock.settimeout(10)
             t = time.time()
-            n = int(rate * 1e6 / 8 * 0.05)
+            n = max(1, int(rate * 1e6 / 8 * 0.05))
             sock.sendall(b"GET %d\n" % n)
             line = b""
             while not line.endswith(b"\n"):
@@ -483,12 +481,42 @@ def cmd_flow(a):
             time.sleep(0.5)
 
 
+def cmd_flow(a):
+    """Background puller: GET at rates[k] Mbit/s in all during period k (from t0), over
+    --streams connections (a competing job's one TCP connection then gets about 1/(streams+1)
+    of the link, not half: the background takes what its rate says)."""
+    import threading
+
+    rates = parse_list(a.rates, float, "--rates")
+    host, port = a.endpoint.rsplit(":", 1)
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+
+    def rate_of():
+        k = int((time.time() - a.t0) // a.period)
+        return rates[k % len(rates)] / a.streams
+
+    threads = [threading.Thread(target=pull, args=(host, int(port), rate_of, []), daemon=True)
+               for _ in range(a.streams)]
+    for t in threads:
+        t.start()
+    while True:
+        time.sleep(3600)
+
+
 def cmd_bg(a):
     desc = require_desc(a.prefix)
     kill_pids([p["pid"] for p in desc["processes"] if p["what"].startswith("flow ")])
     reap()
     desc["processes"] = [p for p in desc["processes"] if not p["what"].startswith("flow ")]
     desc["background"]["running"] = False
+    bg = desc["background"]
+    if a.seed is not None and a.seed != bg["seed"]:
+        periods = len(next(iter(bg["schedule"].values()), [])) or 30
+        bg["seed"] = a.seed
+        bg["schedule"] = {n["name"]: schedule_for(a.seed, i, n["rate_mbit"], bg["levels"], periods)
+                          for i, n in enumerate(desc["nodes"])}
+    if a.hold is None:
+        bg["t0"] = time.time()  # the schedule starts again at period 0
     if not a.off:
         if not desc["stores"] or not desc.get("chorus"):
             raise SystemExit("netbed: background flows need a store with a data server (--chorus)")
@@ -625,6 +653,7 @@ def main(argv):
             p.add_argument("--seconds", type=float, default=2.0)
         if name == "bg":
             p.add_argument("--hold", type=int)
+            p.add_argument("--seed", type=int, help="switch to the schedule of this seed")
             p.add_argument("--off", action="store_true")
     ri = sub.add_parser("run-in")
     ri.add_argument("--prefix", required=True)
@@ -635,6 +664,7 @@ def main(argv):
     fl.add_argument("--rates", required=True)
     fl.add_argument("--period", type=float, default=60.0)
     fl.add_argument("--t0", type=float, default=time.time())
+    fl.add_argument("--streams", type=int, default=4)
     a = ap.parse_args(argv)
     if hasattr(a, "prefix") and not valid_prefix(a.prefix):
         raise SystemExit("netbed: --prefix must be 1-12 of [a-z0-9], starting with a letter")
