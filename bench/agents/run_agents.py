@@ -17,6 +17,7 @@ tcp://127.0.0.1 with CURVE: round trip of one task (p50/p99) and tasks/s with a 
 `--dry-run` (the dispatch path alone) and with /bin/true; and the whole `chorus run --agents 1`
 command (journal on) against a --dry-run agent.
 """
+import atexit
 import argparse
 import json
 import os
@@ -45,6 +46,8 @@ repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 cluster = os.path.join(repo, "tests", "slurm", "cluster.sh")
 
 subprocess.run([cluster, "start", "4"], check=True, capture_output=True)
+# Stopped at the end, also when a figure fails or the script is interrupted.
+atexit.register(lambda: subprocess.run([cluster, "stop"], capture_output=True))
 os.environ["SLURM_CONF"] = "/tmp/chorus-slurm/etc/slurm.conf" if not os.environ.get(
     "CHORUS_SLURM_DIR") else os.environ["CHORUS_SLURM_DIR"] + "/etc/slurm.conf"
 

@@ -8,6 +8,7 @@
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "adapters/slurm/srun_launcher.hpp"
 #include "core/host_name.hpp"
+#include "runtime/backends/fixed_nodes_backend.hpp"
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/backends/srun_agent_step.hpp"
 
@@ -32,25 +33,17 @@ std::unique_ptr<Launcher> srun_mpi(Duration kill_grace) {
 }
 
 // Without agents: every executable task and service replica its own srun step.
-class SrunStepsBackend final : public ExecutionBackend {
+class SrunStepsBackend final : public FixedNodesBackend {
  public:
   explicit SrunStepsBackend(const SlurmBackendOptions& o)
-      : nodes_(o.allocation.nodes),
+      : FixedNodesBackend(o.allocation.nodes),
         srun_(LocalLauncherOptions{o.kill_grace}),
         functions_(function_pool_threads(o.function_threads)),
         mpi_(srun_mpi(o.kill_grace)) {}
   std::string_view name() const override { return "slurm"; }
-  Status start(const BackendStart&) override { return {}; }
-  void stop() override {}
   LauncherTable launchers() override { return launcher_table(srun_, functions_, *mpi_); }
-  const std::vector<NodeInfo>& nodes() const override { return nodes_; }
-  std::unique_ptr<PlacementPolicy> wrap_placement(
-      std::unique_ptr<PlacementPolicy> policy) const override {
-    return policy;
-  }
 
  private:
-  std::vector<NodeInfo> nodes_;
   SrunLauncher srun_;
   InprocLauncher functions_;
   std::unique_ptr<Launcher> mpi_;
