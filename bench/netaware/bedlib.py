@@ -106,15 +106,15 @@ class Bed:
 
 
 def make_jobs(seed, count):
-    """Seeded evaluation jobs, 0.2-20 s on this bed: input 0.5-12 MB (log-uniform), CPU
-    20-1500 ms (log-uniform), output 0-4 MB, from/to s0 or s1."""
+    """Seeded evaluation jobs, 0.2-20 s on this bed: input 0.5-8 MB (log-uniform), CPU
+    20-1000 ms (log-uniform), output 0-4 MB, from/to s0 or s1."""
     rng = random.Random(seed)
     jobs = []
     for i in range(count):
         jobs.append({
             "id": "j%d" % i,
-            "input_bytes": int(10 ** rng.uniform(5.7, 7.08)),
-            "cpu_ms": int(10 ** rng.uniform(1.3, 3.18)),
+            "input_bytes": int(10 ** rng.uniform(5.7, 6.9)),
+            "cpu_ms": int(10 ** rng.uniform(1.3, 3.0)),
             "output_bytes": int(rng.choice([0, 0, 1, 2, 4]) * rng.uniform(0.2, 1.0) * 1e6),
             "from": rng.choice(["s0", "s0", "s1"]),
             "to": rng.choice(["s0", "s1"]),

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Placement policies side by side on the real test bed, scored against the ground truth.
+
+    sudo bench/netaware/drive_policies.py --build build \\
+        --ground-truth bench/results/netaware_ground_truth.json \\
+        --policies first-fit,random,kube-default,network-cost,network-aware \\
+        [--policy 'network-aware-model={placement: network-aware, model: model.json}']
+
+For every stationary phase (seed, period) of the ground truth and every policy: the bed's
+background is held at that phase (as when the ground truth was measured), `chorus run --agents 4`
+runs in the hub's namespace, one `chorus agent` per node namespace (in the node's cgroup, so a
+slow node's quota applies to its tasks) connects to it over the node's shaped link, and the
+workflow runs the phase's evaluation jobs one after another (each task `after:` the previous,
+behind a warm-up task that lets telemetry arrive), so every decision sees all four nodes idle
+and only the background differs — the ground truth's conditions. Each task records the node it
+ran on ($CHORUS_NODE) and its data-job's times. The pick is scored against the ground truth row
+of the same (seed, period, job): top-1 tolerant (within 5% of the best median) and strict,
+regret = chosen node's ground-truth median / best - 1 (mean, p90).
+
+Writes bench/results/<--name>.json/.md and the README block. `--no-data` leaves the `data:` and
+`sources:` sections out (for a build whose workflow reader does not know them yet: only the
+resource policies can run then).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import bedlib  # noqa: E402
+from ground_truth import score  # noqa: E402
+
+
+def workflow_text(bed, name, scheduler_yaml, jobs, with_data, warmup_s, outdir):
+    lines = ["name: %s" % name, "scheduler: %s" % scheduler_yaml]
+    if with_data:
+        lines.append("sources:")
+        for s in bed.desc["stores"]:
+            lines.append("  %s: {address: '%s'}" % (s["name"], s["endpoint"]))
+    lines.append("tasks:")
+    lines.append("  - name: warmup\n    command: 'sleep %g'" % warmup_s)
+    prev = "warmup"
+    for job in jobs:
+        argv = " ".join(bed.job_argv(job))
+        cmd = "echo $CHORUS_NODE > %s/%s.node && %s > %s/%s.json" % (
+            outdir, job["id"], argv, outdir, job["id"])
+        lines.append("  - name: %s" % job["id"])
+        lines.append("    command: \"%s\"" % cmd.replace("\"", "\\\""))
+        lines.append("    after: [%s]" % prev)
+        if with_data:
+            lines.append("    data: {input: %dB, from: %s, output: %dB, to: %s, cpu: %dms}" % (
+                job["input_bytes"], job["from"], job["output_bytes"], job["to"], job["cpu_ms"]))
+        prev = job["id"]
+    return "\n".join(lines) + "\n"
+
+
+def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s):
+    """One `chorus run --agents N` of `jobs` in the hub with agents in the nodes; the node each
+    job ran on and its data-job result."""
+    work = tempfile.mkdtemp(prefix="netaware-%s-" % re.sub(r"[^a-z0-9]", "", label.lower()))
+    out = os.path.join(work, "out")
+    os.makedirs(out)
+    wf = os.path.join(work, "wf.yaml")
+    with open(wf, "w") as f:
+        f.write(workflow_text(bed, "netaware-" + label, scheduler_yaml, jobs, with_data,
+                              warmup_s, out))
+    hub = bed.desc["hub"]
+    err = open(os.path.join(work, "coordinator.err"), "w")
+    coord = subprocess.Popen(["ip", "netns", "exec", hub["ns"], bed.chorus, "run", wf, "--agents",
+                              str(len(bed.nodes)), "--listen", "tcp://%s:*" % hub["address"],
+                              "--agent-wait", "30s"],
+                             cwd=work, stdout=subprocess.DEVNULL, stderr=err)
+    agents = []
+    try:
+        endpoint = keys = None
+        deadline = time.time() + 30
+        while time.time() < deadline and endpoint is None:
+            m = re.search(r"--connect (tcp://\S+) --keys (\S+)",
+                          open(os.path.join(work, "coordinator.err")).read())
+            if m:
+                endpoint, keys = m.group(1), m.group(2)
+            elif coord.poll() is not None:
+                break
+            time.sleep(0.1)
+        if endpoint is None:
+            raise RuntimeError("%s: the coordinator did not invite agents:\n%s" % (
+                label, open(os.path.join(work, "coordinator.err")).read()[-2000:]))
+        for n in bed.nodes:
+            log = open(os.path.join(work, "agent-%s.err" % n["name"]), "w")
+            agents.append(subprocess.Popen(
+                [sys.executable, bedlib.NETBED, "run-in", "--prefix", bed.prefix, n["name"],
+                 bed.chorus, "agent", "--connect", endpoint, "--keys", keys, "--node", n["name"],
+                 "--cores", "1"], cwd=work, stdout=subprocess.DEVNULL, stderr=log))
+        code = coord.wait(timeout=timeout_s)
+        if code != 0:
+            raise RuntimeError("%s: chorus run exited %d:\n%s" % (
+                label, code, open(os.path.join(work, "coordinator.err")).read()[-2000:]))
+    finally:
+        if coord.poll() is None:
+            coord.terminate()
+            coord.wait()
+        for a in agents:
+            try:
+                a.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                a.terminate()
+                a.wait()
+    picks = []
+    for job in jobs:
+        node = open(os.path.join(out, job["id"] + ".node")).read().strip()
+        result = json.load(open(os.path.join(out, job["id"] + ".json")))
+        picks.append({"job": job["id"], "node": node, "total_s": result["total_s"]})
+    return {"work": work, "picks": picks}
+
+
+def network_cost_yaml(nodes, stores):
+    """The static baseline's declared topology, from what an operator knows of this bed: a zone
+    per nominal link rate, the stores in one zone, cost = 200 Mbit / the zone's rate."""
+    zones = {n["name"]: "z%g" % n["rate_mbit"] for n in nodes}
+    zones.update({s["name"]: "stores" for s in stores})
+    costs = {"z%g-stores" % n["rate_mbit"]: round(200.0 / n["rate_mbit"], 3) for n in nodes}
+    return "{placement: network-cost, topology: {zones: {%s}, costs: {%s}}}" % (
+        ", ".join("%s: %s" % kv for kv in zones.items()),
+        ", ".join("%s: %g" % kv for kv in costs.items()))
+
+
+def parse_policies(a, nodes, stores):
+    pols = []
+    for p in (x for x in a.policies.split(",") if x):
+        pols.append((p, network_cost_yaml(nodes, stores) if p == "network-cost"
+                     else "{placement: %s}" % p))
+    for spec in a.policy:
+        label, _, yaml = spec.partition("=")
+        if not yaml:
+            raise SystemExit("--policy needs LABEL=YAML, e.g. 'na-model={placement: network-aware, "
+                             "model: m.json}'")
+        pols.append((label, yaml))
+    return pols
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--ground-truth", default=os.path.join(benchlib.RESULTS_DIR,
+                                                           "netaware_ground_truth.json"))
+    ap.add_argument("--policies", default="first-fit,kube-default")
+    ap.add_argument("--policy", action="append", default=[], help="LABEL=scheduler YAML")
+    ap.add_argument("--no-data", action="store_true")
+    ap.add_argument("--warmup", type=float, default=4.0, help="seconds before the first job")
+    ap.add_argument("--phases", type=int, default=0, help="only the first N phases (0: all)")
+    ap.add_argument("--prefix", default="dp%d" % (os.getpid() % 100000))
+    ap.add_argument("--name", default="netaware")
+    a = ap.parse_args()
+    gt = json.load(open(a.ground_truth))
+    cfg = gt["config"]
+    phases = []
+    for row in gt["rows"]:
+        key = (row["seed"], row["phase"])
+        if key not in [p[0] for p in phases]:
+            phases.append((key, []))
+        next(p for p in phases if p[0] == key)[1].append(row)
+    if a.phases:
+        phases = phases[: a.phases]
+    pols = parse_policies(a, cfg["nodes"], cfg["stores"])
+    nodes = ",".join("%g" % n["rate_mbit"] for n in cfg["nodes"])
+    cpu = ",".join("%g" % (n["cpu_quota_cores"] or 0) for n in cfg["nodes"])
+    delays = ",".join(str(s["delay_ms"]) for s in cfg["stores"])
+    levels = ",".join("%g" % x for x in cfg["levels"])
+    results = {label: {"picks": [], "rows": []} for label, _ in pols}
+    t0 = time.time()
+    with bedlib.Bed(a.build, a.prefix, nodes=nodes, cpu=cpu, store_delay=delays,
+                    levels=levels) as bed:
+        for (seed, phase), rows in phases:
+            bed.background(seed, hold=phase)
+            jobs = [r["job"] for r in rows]
+            for label, yaml in pols:
+                r = run_policy(bed, label, yaml, jobs, not a.no_data, a.warmup,
+                               timeout_s=600)
+                results[label]["picks"] += [p["node"] for p in r["picks"]]
+                results[label]["rows"] += rows
+                results[label].setdefault("runs", []).append(
+                    {"seed": seed, "phase": phase, "picks": r["picks"], "work": r["work"]})
+                print("seed %d phase %d %s: %s" % (seed, phase, label,
+                                                    " ".join(p["node"] for p in r["picks"])),
+                      file=sys.stderr, flush=True)
+    lines = ["| policy | top-1 tolerant | top-1 strict | regret mean | regret p90 | rows |",
+             "|---|---|---|---|---|---|"]
+    summary = {}
+    for label, _ in pols:
+        s = score(results[label]["picks"], results[label]["rows"])
+        summary[label] = s
+        lines.append("| %s | %.0f%% | %.0f%% | %.1f%% | %.1f%% | %d |" % (
+            label, 100 * s["top1_tolerant"], 100 * s["top1_strict"], 100 * s["regret_mean"],
+            100 * s["regret_p90"], s["rows"]))
+    table = "\n".join(lines)
+    benchlib.write_result(a.name, {
+        "ground_truth": os.path.abspath(a.ground_truth), "policies": dict(pols),
+        "summary": summary, "seconds": time.time() - t0,
+        "runs": {k: v.get("runs", []) for k, v in results.items()}}, table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
