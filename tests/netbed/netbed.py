@@ -691,4 +691,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except SystemExit as e:
+        if isinstance(e.code, str):  # a usage error raised with its message
+            print(e.code, file=sys.stderr)
+            sys.exit(2)
+        raise
