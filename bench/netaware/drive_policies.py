@@ -97,6 +97,9 @@ def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s)
                 [sys.executable, bedlib.NETBED, "run-in", "--prefix", bed.prefix, n["name"],
                  bed.chorus, "agent", "--connect", endpoint, "--keys", keys, "--node", n["name"],
                  "--cores", "1"], cwd=work, stdout=subprocess.DEVNULL, stderr=log))
+            # One at a time, so the coordinator lists the nodes as the bed does (n0 first):
+            # first-fit's "first" is then the same node in every run.
+            time.sleep(0.5)
         code = coord.wait(timeout=timeout_s)
         if code != 0:
             raise RuntimeError("%s: chorus run exited %d:\n%s" % (
@@ -189,15 +192,17 @@ def main():
                 print("seed %d phase %d %s: %s" % (seed, phase, label,
                                                     " ".join(p["node"] for p in r["picks"])),
                       file=sys.stderr, flush=True)
-    lines = ["| policy | top-1 tolerant | top-1 strict | regret mean | regret p90 | rows |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| policy | top-1 tolerant | top-1 strict | regret mean | regret p90 | rows | "
+             "mean job time (this run) |", "|---|---|---|---|---|---|---|"]
     summary = {}
     for label, _ in pols:
         s = score(results[label]["picks"], results[label]["rows"])
+        times = [p["total_s"] for run in results[label].get("runs", []) for p in run["picks"]]
+        s["mean_job_s"] = sum(times) / max(1, len(times))
         summary[label] = s
-        lines.append("| %s | %.0f%% | %.0f%% | %.1f%% | %.1f%% | %d |" % (
+        lines.append("| %s | %.0f%% | %.0f%% | %.1f%% | %.1f%% | %d | %.2f s |" % (
             label, 100 * s["top1_tolerant"], 100 * s["top1_strict"], 100 * s["regret_mean"],
-            100 * s["regret_p90"], s["rows"]))
+            100 * s["regret_p90"], s["rows"], s["mean_job_s"]))
     table = "\n".join(lines)
     benchlib.write_result(a.name, {
         "ground_truth": os.path.abspath(a.ground_truth), "policies": dict(pols),
