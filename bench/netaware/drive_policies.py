@@ -24,6 +24,7 @@ resource policies can run then).
 import argparse
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -60,7 +61,45 @@ def workflow_text(bed, name, scheduler_yaml, jobs, with_data, warmup_s, outdir):
     return "\n".join(lines) + "\n"
 
 
-def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s):
+def stream_workflow_text(bed, name, scheduler_yaml, jobs, arrivals, with_data, warmup_s, outdir):
+    """The live stream: job k becomes ready at arrivals[k] seconds after the stream starts. A
+    clock task per job (`c<k>`, all started with the stream, sleeps until its arrival time, then
+    writes it) runs on a clock agent in the hub namespace: clock tasks need 2 cores, which only the clock agent
+    offers (the bed's agents offer 1; 2 is what the workflow check allows on this 2-core
+    machine), and jobs need 100 MB of memory, which the clock agent (1 MB) lacks, so neither
+    ever takes the other's place. Job k runs `after: [c<k>]`: placement sees it when it arrives."""
+    lines = ["name: %s" % name, "scheduler: %s" % scheduler_yaml]
+    if with_data:
+        lines.append("sources:")
+        for s in bed.desc["stores"]:
+            lines.append("  %s: {address: '%s'}" % (s["name"], s["endpoint"]))
+    lines.append("tasks:")
+    lines.append("  - name: start\n    command: 'sleep %g; date +%%s.%%N > %s/t0'\n    cores: 2"
+                 % (warmup_s, outdir))
+    lead = 1.0 + 0.02 * len(jobs)  # the clock agent spawns every clock before the first arrival
+    for k, (job, at) in enumerate(zip(jobs, arrivals)):
+        at += lead
+        clock = "c%d" % k
+        # Every clock starts with the stream and sleeps to its own absolute time (a chain of
+        # clocks would add a dispatch round trip per arrival).
+        wait = ("sleep $(awk -v t0=$(cat %s/t0) -v a=%.3f -v now=$(date +%%s.%%N) "
+                "'BEGIN {{ d = t0 + a - now; print (d > 0 ? d : 0) }}')" % (outdir, at))
+        lines.append("  - name: %s" % clock)
+        lines.append("    command: \"%s && date +%%s.%%N > %s/%s.t\"" % (wait, outdir, job["id"]))
+        lines.append("    after: [start]\n    cores: 2")
+        argv = " ".join(bed.job_argv(job))
+        cmd = "echo $CHORUS_NODE > %s/%s.node && %s > %s/%s.json && date +%%s.%%N > %s/%s.end" % (
+            outdir, job["id"], argv, outdir, job["id"], outdir, job["id"])
+        lines.append("  - name: %s" % job["id"])
+        lines.append("    command: \"%s\"" % cmd.replace("\"", "\\\""))
+        lines.append("    after: [%s]\n    memory: 100M" % clock)
+        if with_data:
+            lines.append("    data: {input: %dB, from: %s, output: %dB, to: %s, cpu: %dms}" % (
+                job["input_bytes"], job["from"], job["output_bytes"], job["to"], job["cpu_ms"]))
+    return "\n".join(lines) + "\n"
+
+
+def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s, arrivals=None):
     """One `chorus run --agents N` of `jobs` in the hub with agents in the nodes; the node each
     job ran on and its data-job result."""
     work = tempfile.mkdtemp(prefix="netaware-%s-" % re.sub(r"[^a-z0-9]", "", label.lower()))
@@ -68,12 +107,18 @@ def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s)
     os.makedirs(out)
     wf = os.path.join(work, "wf.yaml")
     with open(wf, "w") as f:
-        f.write(workflow_text(bed, "netaware-" + label, scheduler_yaml, jobs, with_data,
-                              warmup_s, out))
+        if arrivals is None:
+            f.write(workflow_text(bed, "netaware-" + label, scheduler_yaml, jobs, with_data,
+                                  warmup_s, out))
+        else:
+            f.write(stream_workflow_text(bed, "netaware-stream-" + label, scheduler_yaml, jobs,
+                                         arrivals, with_data, warmup_s, out))
     hub = bed.desc["hub"]
     err = open(os.path.join(work, "coordinator.err"), "w")
+    clock = arrivals is not None
     coord = subprocess.Popen(["ip", "netns", "exec", hub["ns"], bed.chorus, "run", wf, "--agents",
-                              str(len(bed.nodes)), "--listen", "tcp://%s:*" % hub["address"],
+                              str(len(bed.nodes) + clock), "--listen",
+                              "tcp://%s:*" % hub["address"],
                               "--agent-wait", "30s"],
                              cwd=work, stdout=subprocess.DEVNULL, stderr=err)
     agents = []
@@ -91,6 +136,11 @@ def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s)
         if endpoint is None:
             raise RuntimeError("%s: the coordinator did not invite agents:\n%s" % (
                 label, open(os.path.join(work, "coordinator.err")).read()[-2000:]))
+        if clock:
+            log = open(os.path.join(work, "agent-clock.err"), "w")
+            agents.append(subprocess.Popen(
+                ["ip", "netns", "exec", hub["ns"], bed.chorus, "agent", "--connect", endpoint,
+                 "--keys", keys, "--node", "clock", "--cores", str(2 * len(jobs) + 2), "--memory", "1"], cwd=work, stdout=subprocess.DEVNULL, stderr=log))
         for n in bed.nodes:
             log = open(os.path.join(work, "agent-%s.err" % n["name"]), "w")
             agents.append(subprocess.Popen(
@@ -118,7 +168,11 @@ def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s)
     for job in jobs:
         node = open(os.path.join(out, job["id"] + ".node")).read().strip()
         result = json.load(open(os.path.join(out, job["id"] + ".json")))
-        picks.append({"job": job["id"], "node": node, "total_s": result["total_s"]})
+        pick = {"job": job["id"], "node": node, "total_s": result["total_s"]}
+        if arrivals is not None:
+            arrived = float(open(os.path.join(out, job["id"] + ".t")).read())
+            pick["completion_s"] = float(open(os.path.join(out, job["id"] + ".end")).read()) - arrived
+        picks.append(pick)
     return {"work": work, "picks": picks}
 
 
@@ -147,6 +201,33 @@ def parse_policies(a, nodes, stores):
     return pols
 
 
+def run_stream(bed, a, pols):
+    """The same arrivals, jobs and background (the schedule of --stream-seed, restarted at
+    period 0) under each policy; completion = job end - arrival."""
+    rng = random.Random(a.stream_seed)
+    arrivals, t = [], 0.0
+    for _ in range(a.stream_jobs):
+        arrivals.append(round(t, 3))
+        t += rng.expovariate(1.0 / a.stream_gap)
+    jobs = bedlib.make_jobs(a.stream_seed, a.stream_jobs)
+    out = {}
+    for label, yaml in pols:
+        bed.background(a.stream_seed, settle=0)  # period 0 starts now, for every policy
+        r = run_policy(bed, label, yaml, jobs, not a.no_data, a.warmup, timeout_s=3600,
+                       arrivals=arrivals)
+        comp = [p["completion_s"] for p in r["picks"]]
+        nodes = {}
+        for p in r["picks"]:
+            nodes[p["node"]] = nodes.get(p["node"], 0) + 1
+        out[label] = {"mean_completion_s": sum(comp) / len(comp),
+                      "p90_completion_s": bedlib.percentile(comp, 0.9), "nodes": nodes,
+                      "picks": r["picks"], "work": r["work"]}
+        print("stream %s: mean %.2f s, nodes %s" % (label, out[label]["mean_completion_s"], nodes),
+              file=sys.stderr, flush=True)
+    bed.background(a.stream_seed, off=True, settle=0)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -159,6 +240,12 @@ def main():
     ap.add_argument("--phases", type=int, default=0, help="only the first N phases (0: all)")
     ap.add_argument("--prefix", default="dp%d" % (os.getpid() % 100000))
     ap.add_argument("--name", default="netaware")
+    ap.add_argument("--mode", choices=["top1", "stream", "both"], default="top1")
+    ap.add_argument("--stream-jobs", type=int, default=200)
+    ap.add_argument("--stream-gap", type=float, default=0.6, help="mean seconds between arrivals")
+    ap.add_argument("--stream-seed", type=int, default=201)
+    ap.add_argument("--stream-period", type=float, default=20.0,
+                    help="background period during the stream (s)")
     a = ap.parse_args()
     gt = json.load(open(a.ground_truth))
     cfg = gt["config"]
@@ -177,9 +264,10 @@ def main():
     levels = ",".join("%g" % x for x in cfg["levels"])
     results = {label: {"picks": [], "rows": []} for label, _ in pols}
     t0 = time.time()
+    stream = {}
     with bedlib.Bed(a.build, a.prefix, nodes=nodes, cpu=cpu, store_delay=delays,
-                    levels=levels) as bed:
-        for (seed, phase), rows in phases:
+                    levels=levels, period=a.stream_period) as bed:
+        for (seed, phase), rows in (phases if a.mode != "stream" else []):
             bed.background(seed, hold=phase)
             jobs = [r["job"] for r in rows]
             for label, yaml in pols:
@@ -192,6 +280,8 @@ def main():
                 print("seed %d phase %d %s: %s" % (seed, phase, label,
                                                     " ".join(p["node"] for p in r["picks"])),
                       file=sys.stderr, flush=True)
+        if a.mode != "top1":
+            stream = run_stream(bed, a, pols)
     lines = ["| policy | top-1 tolerant | top-1 strict | regret mean | regret p90 | rows | "
              "mean job time (this run) |", "|---|---|---|---|---|---|---|"]
     summary = {}
@@ -203,10 +293,23 @@ def main():
         lines.append("| %s | %.0f%% | %.0f%% | %.1f%% | %.1f%% | %d | %.2f s |" % (
             label, 100 * s["top1_tolerant"], 100 * s["top1_strict"], 100 * s["regret_mean"],
             100 * s["regret_p90"], s["rows"], s["mean_job_s"]))
+    if a.mode == "stream":
+        lines = []
+    if stream:
+        base = stream.get("kube-default", {}).get("mean_completion_s")
+        lines += ["", "| policy (live stream, %d jobs, mean gap %.2f s, seed %d) | mean completion "
+                  "| p90 | vs kube-default | on n0/n1/n2/n3 |" % (a.stream_jobs, a.stream_gap,
+                                                               a.stream_seed),
+                  "|---|---|---|---|---|"]
+        for label, st in stream.items():
+            lines.append("| %s | %.2f s | %.2f s | %s | %s |" % (
+                label, st["mean_completion_s"], st["p90_completion_s"],
+                "%+.0f%%" % (100 * (st["mean_completion_s"] / base - 1)) if base else "-",
+                "/".join(str(st["nodes"].get(n["name"], 0)) for n in cfg["nodes"])))
     table = "\n".join(lines)
     benchlib.write_result(a.name, {
         "ground_truth": os.path.abspath(a.ground_truth), "policies": dict(pols),
-        "summary": summary, "seconds": time.time() - t0,
+        "summary": summary, "stream": stream, "seconds": time.time() - t0,
         "runs": {k: v.get("runs", []) for k, v in results.items()}}, table)
     print(table)
 
