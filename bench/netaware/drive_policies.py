@@ -61,9 +61,12 @@ def workflow_text(bed, name, scheduler_yaml, jobs, with_data, warmup_s, outdir):
     return "\n".join(lines) + "\n"
 
 
+CLOCK_CHAINS = 16
+
+
 def stream_workflow_text(bed, name, scheduler_yaml, jobs, arrivals, with_data, warmup_s, outdir):
     """The live stream: job k becomes ready at arrivals[k] seconds after the stream starts. A
-    clock task per job (`c<k>`, all started with the stream, sleeps until its arrival time, then
+    clock task per job (`c<k>`, in 16 chains, sleeps until its absolute arrival time, then
     writes it) runs on a clock agent in the hub namespace: clock tasks need 2 cores, which only the clock agent
     offers (the bed's agents offer 1; 2 is what the workflow check allows on this 2-core
     machine), and jobs need 100 MB of memory, which the clock agent (1 MB) lacks, so neither
@@ -76,17 +79,19 @@ def stream_workflow_text(bed, name, scheduler_yaml, jobs, arrivals, with_data, w
     lines.append("tasks:")
     lines.append("  - name: start\n    command: 'sleep %g; date +%%s.%%N > %s/t0'\n    cores: 2"
                  % (warmup_s, outdir))
-    lead = 1.0 + 0.02 * len(jobs)  # the clock agent spawns every clock before the first arrival
+    lead = 1.0  # the first clocks are spawned before the first arrival
     for k, (job, at) in enumerate(zip(jobs, arrivals)):
         at += lead
         clock = "c%d" % k
-        # Every clock starts with the stream and sleeps to its own absolute time (a chain of
-        # clocks would add a dispatch round trip per arrival).
+        # CLOCK_CHAINS chains of clocks, each clock sleeping to its own absolute time: a single
+        # chain would add a dispatch round trip (~0.5 s) per arrival, and 200 clocks at once
+        # wedged the clock agent (agent and coordinator each saw the other silent for 10 s).
         wait = ("sleep $(awk -v t0=$(cat %s/t0) -v a=%.3f -v now=$(date +%%s.%%N) "
                 "'BEGIN {{ d = t0 + a - now; print (d > 0 ? d : 0) }}')" % (outdir, at))
         lines.append("  - name: %s" % clock)
         lines.append("    command: \"%s && date +%%s.%%N > %s/%s.t\"" % (wait, outdir, job["id"]))
-        lines.append("    after: [start]\n    cores: 2")
+        lines.append("    after: [%s]\n    cores: 2" % ("start" if k < CLOCK_CHAINS
+                                                       else "c%d" % (k - CLOCK_CHAINS)))
         argv = " ".join(bed.job_argv(job))
         cmd = "echo $CHORUS_NODE > %s/%s.node && %s > %s/%s.json && date +%%s.%%N > %s/%s.end" % (
             outdir, job["id"], argv, outdir, job["id"], outdir, job["id"])
@@ -140,7 +145,8 @@ def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s,
             log = open(os.path.join(work, "agent-clock.err"), "w")
             agents.append(subprocess.Popen(
                 ["ip", "netns", "exec", hub["ns"], bed.chorus, "agent", "--connect", endpoint,
-                 "--keys", keys, "--node", "clock", "--cores", str(2 * len(jobs) + 2), "--memory", "1"], cwd=work, stdout=subprocess.DEVNULL, stderr=log))
+                 "--keys", keys, "--node", "clock", "--cores", str(2 * CLOCK_CHAINS + 2), "--memory",
+                 "1"], cwd=work, stdout=subprocess.DEVNULL, stderr=log))
         for n in bed.nodes:
             log = open(os.path.join(work, "agent-%s.err" % n["name"]), "w")
             agents.append(subprocess.Popen(

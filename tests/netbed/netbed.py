@@ -180,6 +180,15 @@ def spawn(desc, what, ns, argv, cgroup=None, log=None):
     return p
 
 
+def log_tail(desc, what):
+    """The last lines a process started by spawn() wrote (the state folder goes with `down`)."""
+    try:
+        with open(os.path.join(state_dir(desc["prefix"]), what.replace(" ", "-") + ".log")) as f:
+            return " | ".join(f.read().strip().splitlines()[-3:]) or "(no output)"
+    except OSError:
+        return "(no log)"
+
+
 def wait_port(ns, host, port, seconds=10.0):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -297,15 +306,17 @@ def cmd_up(a):
                 spawn(desc, "data-server " + store["name"], ns,
                       [a.chorus, "data-server", "--listen", "%s:%d" % inner])
                 if not wait_port(ns, inner[0], inner[1]):
-                    raise BedError("chorus data-server in %s did not listen on %s:%d (see %s)"
-                                   % (ns, inner[0], inner[1], state_dir(prefix)))
+                    raise BedError("`%s data-server` in %s did not listen on %s:%d: %s"
+                                   % (a.chorus, ns, inner[0], inner[1],
+                                      log_tail(desc, "data-server " + store["name"])))
                 store["server"] = "%s:%d" % inner
             if delays[j] > 0:
                 spawn(desc, "relay " + store["name"], ns,
                       [a.relay, "--listen", "%s:%d" % (addr, STORE_PORT), "--to",
                        "127.0.0.1:%d" % INNER_PORT, "--delay-ms", str(delays[j])])
                 if not wait_port(ns, addr, STORE_PORT):
-                    raise BedError("delay_relay in %s did not listen" % ns)
+                    raise BedError("delay_relay in %s did not listen: %s"
+                                   % (ns, log_tail(desc, "relay " + store["name"])))
         desc["relay"] = os.path.abspath(a.relay) if a.relay else None
         desc["chorus"] = os.path.abspath(a.chorus) if a.chorus else None
         desc["background"] = {
