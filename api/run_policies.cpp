@@ -23,6 +23,7 @@ Result<RunPolicies> make_run_policies(const WorkflowGraph& graph, const RunOptio
   RunPolicies out;
   PolicyContext context;
   context.job_weights = graph.scheduler.job_weights;
+  for (const DataSource& s : graph.sources) context.source_names.push_back(s.name);
   context.history = [&]() -> std::optional<RuntimeSamples> {
     if (!history) {
       out.wants_history = true;

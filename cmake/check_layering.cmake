@@ -27,7 +27,10 @@ set(third_party
   "yaml-cpp/=workflows/"
   "slurm/=adapters/slurm/"
   "re2/=core/line_pattern"
-  "Cbc_C_Interface.h=schedulers/planners/")
+  "Cbc_C_Interface.h=schedulers/planners/"
+  # XGBoost trains the completion-time model (chorus model train) and nothing else: the decision
+  # loop evaluates the dumped trees with schedulers/netaware/tree_model.cpp.
+  "xgboost/=schedulers/netaware/training/")
 # Known departures, each with its reason (keep this list short; each entry is a debt).
 #   schedulers/planners/platform_reader.cpp reads platform YAML files with yaml-cpp itself: the
 #   planners' platform format predates the rule; it belongs in workflows/.

@@ -124,6 +124,48 @@ Result<std::int64_t> parse_memory_mb(std::string_view input) {
   return static_cast<std::int64_t>(std::ceil(mb));
 }
 
+Result<std::uint64_t> parse_data_bytes(std::string_view input) {
+  std::string_view text = trim(input);
+  auto bad = [&](const std::string& why) {
+    return invalid_argument("invalid data size '" + std::string(input) + "': " + why +
+                            " (use e.g. 64MB, 1.5G, 512KiB; a bare number is bytes)");
+  };
+  if (text.empty()) return bad("empty");
+  if (text.front() == '-') return bad("must not be negative");
+  std::size_t pos = 0;
+  double v = read_number(text, pos);
+  if (v < 0) return bad("expected a number");
+  std::string unit;
+  for (; pos < text.size(); ++pos) {
+    if (!std::isspace(static_cast<unsigned char>(text[pos])))
+      unit += static_cast<char>(std::toupper(static_cast<unsigned char>(text[pos])));
+  }
+  bool binary = false;
+  if (unit.size() > 2 && unit.ends_with("IB")) {
+    binary = true;
+    unit.resize(unit.size() - 2);
+  } else if (unit.size() > 1 && unit.ends_with("B")) {
+    unit.resize(unit.size() - 1);
+  }
+  const double k = binary ? 1024.0 : 1000.0;
+  double scale = 0;
+  if (unit.empty() || unit == "B") {
+    scale = binary ? 0 : 1;
+  } else if (unit == "K") {
+    scale = k;
+  } else if (unit == "M") {
+    scale = k * k;
+  } else if (unit == "G") {
+    scale = k * k * k;
+  } else if (unit == "T") {
+    scale = k * k * k * k;
+  }
+  if (scale == 0) return bad("unknown unit '" + unit + (binary ? "iB" : "") + "'");
+  const double bytes = std::ceil(v * scale);
+  if (!std::isfinite(bytes) || bytes > 1e18) return bad("too large");
+  return static_cast<std::uint64_t>(bytes);
+}
+
 double wall_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }

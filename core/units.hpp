@@ -25,6 +25,12 @@ std::string format_duration(Duration d);
 // A bare number means megabytes. Suffixes K, M, G, T (optionally followed by B or iB), base 1024.
 Result<std::int64_t> parse_memory_mb(std::string_view text);
 
+// A data size in bytes (workflow `data: {input: 64MB}`): decimal units K, M, G, T (optionally
+// followed by B: 64MB = 64e6 bytes, the MB of the network-aware feature vector), binary ones
+// KiB, MiB, GiB, TiB (1024-based); a bare number is bytes. Unlike memory sizes above, which are
+// 1024-based and default to MB. At most 1e18 bytes; the result is rounded up to whole bytes.
+Result<std::uint64_t> parse_data_bytes(std::string_view text);
+
 // Seconds since the Unix epoch, as a double (what the journal stores).
 double wall_seconds_now();
 

@@ -1,9 +1,12 @@
 // The built-in policies. A new policy is one file pair and one line here; a policy with options
 // names them (option_specs) and builds from them (from_args) in its own files, defaults included.
+#include "schedulers/netaware/network_aware_policy.hpp"
+#include "schedulers/netaware/network_cost_policy.hpp"
 #include "schedulers/placement/balanced_allocation.hpp"
 #include "schedulers/placement/first_fit.hpp"
 #include "schedulers/placement/kube_default.hpp"
 #include "schedulers/placement/least_allocated.hpp"
+#include "schedulers/placement/random_placement.hpp"
 #include "schedulers/policy_registry.hpp"
 #include "schedulers/queue/cfq_queue.hpp"
 #include "schedulers/queue/fair_queue.hpp"
@@ -23,6 +26,10 @@ void register_builtin_policies(PolicyRegistry& r) {
   r.add_placement("least-allocated", [] { return std::make_unique<LeastAllocated>(); });
   r.add_placement("balanced-allocation", [] { return std::make_unique<BalancedAllocation>(); });
   r.add_placement("kube-default", [] { return std::make_unique<KubeDefault>(); });
+  r.add_placement("random", RandomPlacement::option_specs(), RandomPlacement::from_args);
+  r.add_placement("network-aware", NetworkAwarePolicy::option_specs(),
+                  NetworkAwarePolicy::from_args);
+  r.add_placement("network-cost", NetworkCostPolicy::option_specs(), NetworkCostPolicy::from_args);
 }
 
 }  // namespace chorus

@@ -30,6 +30,9 @@ struct NodeView {
   const NodeFacts* facts = nullptr;
 };
 
+// What a policy that explains its decisions writes for one (schedulers/placement_explanation.hpp).
+struct PlacementExplanation;
+
 struct ClusterView {
   std::span<const NodeView> nodes;
   TimePoint now;
@@ -59,12 +62,34 @@ enum class Fit : std::uint8_t {
 
 // Chooses a node for a task: filter() rules nodes in or out, score() ranks the ones that fit now
 // (highest wins; ties go to the first node).
+//
+// Two optional hooks, for a policy whose scores depend on each other or on the time (the
+// network-aware placement: a cheap estimate for every node, an expensive one for the best few)
+// and that tells why it chose (the journal's placement record, `chorus why`):
+// - batch_scores() true: PlacementStep hands every node that fits now to score_all() at once,
+//   with the decision's time, instead of calling score() per node. Spreading an MPI task over
+//   nodes still calls score() per node.
+// - explain(): after a batch decision, fills `out` (caller-owned scratch, reused from decision to
+//   decision so steady state allocates nothing) for the candidate `chosen` of `nodes`; false =
+//   nothing to record.
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
   virtual std::string_view name() const = 0;
   virtual Fit filter(const TaskSpec& task, const NodeView& node) const = 0;
   virtual double score(const TaskSpec& task, const NodeView& node) const = 0;
+
+  virtual bool batch_scores() const { return false; }
+  // scores.size() == nodes.size(); the default is score() per node.
+  virtual void score_all(const TaskSpec& task, std::span<const NodeView* const> nodes,
+                         TimePoint /*now*/, std::span<double> scores) const {
+    for (std::size_t i = 0; i < nodes.size(); ++i) scores[i] = score(task, *nodes[i]);
+  }
+  virtual bool explain(const TaskSpec& /*task*/, std::span<const NodeView* const> /*nodes*/,
+                       std::span<const double> /*scores*/, std::size_t /*chosen*/,
+                       TimePoint /*now*/, PlacementExplanation& /*out*/) const {
+    return false;
+  }
 };
 
 // The resource check most placement filters start from.

@@ -58,6 +58,11 @@ void check_option_value(const OptionEntry& entry, OptionKind kind,
         issues.push_back({v.at, label + " must be a number, got " + v.describe()});
       }
       return;
+    case OptionKind::map:
+      if (v.kind != OptionValue::Kind::map) {
+        issues.push_back({v.at, label + " must be a map, got " + v.describe()});
+      }
+      return;
     case OptionKind::text:
       if (!scalar) {
         issues.push_back(

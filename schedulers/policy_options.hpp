@@ -23,6 +23,7 @@ enum class OptionKind : std::uint8_t {
   duration,      // 0 or more: 1s, 500ms, 1h30m (a bare number is seconds)
   number,        // a finite number
   text,          // a scalar: a name, a path
+  map,           // a map of further values; the policy reads and checks its entries itself
 };
 
 struct OptionSpec {
@@ -42,6 +43,9 @@ struct PolicyContext {
   // Past runtimes of this workflow's tasks, read only when a policy calls it (reading the journal
   // costs a query per earlier run). Empty function, or nullopt from it: no history here.
   std::function<std::optional<RuntimeSamples>()> history;
+  // The run's data sources by SourceId (WorkflowGraph::sources' names), for a policy that
+  // names them in its options (network-cost's topology). Empty: none declared.
+  std::vector<std::string> source_names;
 };
 
 // The problems of `entry`'s value as an option of kind `kind` (none when it is one), located at

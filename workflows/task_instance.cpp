@@ -49,6 +49,7 @@ Status instantiate_task(const TaskTemplate& t, const KeyValues& vars, const std:
   spec.timeout = t.timeout;
   spec.retries = t.retries;
   spec.estimate = t.estimate;
+  spec.data = t.data;
   for (const auto& o : t.outputs) spec.outputs.push_back(sub(o));
   for (const auto& in : t.inputs) spec.inputs.push_back(sub(in));
   return first;

@@ -20,7 +20,7 @@ constexpr std::int64_t kMaxRetries = 10'000;
 constexpr std::uint64_t kMaxSweepValues = 1'000'000;
 
 const std::vector<std::string> kDefaultsKeys = {"cores", "memory",  "gpus",  "retries", "timeout",
-                                                "env",   "workdir", "shell", "uses"};
+                                                "env",   "workdir", "shell", "uses",    "data"};
 
 const KeyChecker& task_keys() {
   static const KeyChecker checker(
@@ -28,7 +28,7 @@ const KeyChecker& task_keys() {
        "memory",         "gpus",          "env",         "workdir",  "retries", "timeout",
        "outputs",        "inputs",        "description", "estimate", "kind",    "ranks",
        "cores_per_rank", "gpus_per_rank", "user",        "uses",     "job",     "partition",
-       "nodes"},
+       "nodes",          "data"},
       {},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}},
@@ -390,6 +390,10 @@ TaskDefaults read_defaults(const MapEntry* entry, TaskDefaults base, DiagnosticL
       if (auto b = read_bool(e, "'shell' in defaults", diags)) base.shell = *b;
     } else if (e.key == "uses") {
       if (auto list = read_uses(e, "'uses' in defaults", diags)) base.uses = std::move(*list);
+    } else if (e.key == "data") {
+      static const std::vector<DataSource> kNone;
+      base.data = read_data(e, "in defaults", base.data,
+                            base.sources != nullptr ? *base.sources : kNone, diags);
     } else {
       read_common(e, "in defaults", base.per_rank, base.cores_pos, base.memory_pos, base.gpus_pos,
                   base.retries, base.timeout, diags);
@@ -503,6 +507,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   t.workdir = defaults.workdir;
   t.user = defaults.user;
   t.uses = defaults.uses;
+  if (defaults.data) t.data = defaults.data->data;
   std::optional<Partition> partition;
   for (const MapEntry& e : entries) {
     const std::string label = "'" + e.key + "' " + where;
@@ -518,6 +523,12 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
       }
     } else if (e.key == "uses") {
       if (auto list = read_uses(e, label, diags)) t.uses = std::move(*list);
+    } else if (e.key == "data") {
+      static const std::vector<DataSource> kNone;
+      if (auto d = read_data(e, where, defaults.data,
+                             defaults.sources != nullptr ? *defaults.sources : kNone, diags)) {
+        t.data = d->data;
+      }
     } else if (e.key == "foreach") {
       if (auto vars = read_foreach(e, t.name, diags)) {
         t.sweep = std::move(*vars);

@@ -10,6 +10,7 @@
 #include "core/resources.hpp"
 #include "core/task_spec.hpp"
 #include "core/units.hpp"
+#include "workflows/data_reader.hpp"
 #include "workflows/diagnostic_list.hpp"
 #include "workflows/node_reader.hpp"
 #include "workflows/sweep.hpp"
@@ -27,8 +28,12 @@ struct TaskDefaults {
   bool shell = false;
   EnvEntries env;  // top-level env, then defaults env (later entries override earlier ones)
   std::optional<LocatedText> workdir;
-  std::string user;               // the top-level `user:`
-  std::vector<LocatedText> uses;  // `uses:` in defaults; a task's own `uses:` replaces it
+  std::string user;                  // the top-level `user:`
+  std::vector<LocatedText> uses;     // `uses:` in defaults; a task's own `uses:` replaces it
+  std::optional<DataTemplate> data;  // `data:` in defaults; a task's own keys override its keys
+  // The top-level `sources:` that `data:` names (read before defaults and tasks); never null
+  // once the loader set it (nullptr = none declared).
+  const std::vector<DataSource>* sources = nullptr;
 };
 
 // No repeat group: the template is a task at the top level of `tasks:`.
@@ -63,6 +68,7 @@ struct TaskTemplate {
   std::vector<LocatedText> outputs;
   std::vector<LocatedText> inputs;
   std::vector<LocatedText> uses;  // service names, never placeholders
+  DataMovement data;              // `data:`, from/to resolved to the graph's sources
   // Index of the repeat group (in the order of `tasks:`) this task belongs to, or kNoGroup. A
   // group's tasks carry the variable `round` first in `sweep` (round 1 while loading).
   int group = kNoGroup;

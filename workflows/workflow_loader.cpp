@@ -32,8 +32,8 @@ namespace {
 const KeyChecker& top_level_keys() {
   static const KeyChecker checker = [] {
     const std::string top =
-        " (the top level holds name, description, user, scheduler, defaults, services, tasks, "
-        "workdir, env)";
+        " (the top level holds name, description, user, scheduler, defaults, sources, services, "
+        "tasks, workdir, env)";
     std::vector<std::pair<std::string, std::string>> misplaced;
     for (const char* k : {"cores", "memory", "gpus", "retries", "timeout", "shell"}) {
       misplaced.emplace_back(k, "'" + std::string(k) +
@@ -41,14 +41,14 @@ const KeyChecker& top_level_keys() {
                                     "to apply it to every task");
     }
     for (const char* k :
-         {"command", "after", "foreach", "outputs", "inputs", "estimate", "kind", "uses"}) {
+         {"command", "after", "foreach", "outputs", "inputs", "estimate", "kind", "uses", "data"}) {
       misplaced.emplace_back(k, "'" + std::string(k) + "' belongs in a task under 'tasks:'" + top);
     }
     misplaced.emplace_back("repeat",
                            "'repeat' blocks are entries of 'tasks:' ('- repeat: NAME' with "
                            "max_rounds, until and tasks)");
-    return KeyChecker({"name", "description", "user", "scheduler", "defaults", "services", "tasks",
-                       "workdir", "env"},
+    return KeyChecker({"name", "description", "user", "scheduler", "defaults", "sources",
+                       "services", "tasks", "workdir", "env"},
                       {}, std::move(misplaced));
   }();
   return checker;
@@ -369,6 +369,8 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
       base.user = *u;
     }
   }
+  graph.sources = read_sources(find_entry(entries, "sources"), diags);
+  base.sources = &graph.sources;
   const TaskDefaults defaults =
       read_defaults(find_entry(entries, "defaults"), std::move(base), diags);
 

@@ -83,6 +83,8 @@ class Output {
   // On stderr; nothing with --json.
   void live_plan(const LivePlanReport& report) const;
   void simulation(const SimulationTable& table) const;
+  // `chorus model train`: what it trained on and its holdout error (stdout).
+  void model_trained(const ModelTrainReport& report) const;
 
   // --- Slurm
   // -------------------------------------------------------------------------------------- `chorus

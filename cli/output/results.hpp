@@ -92,6 +92,25 @@ struct SimulationTable {
   std::vector<std::pair<std::string, const sim::Metrics*>> policies;
 };
 
+// `chorus model train`: the rows it found, the split by run, the holdout error of the model and
+// of the analytic estimate alone on the same held-out rows, and the file it wrote.
+struct ModelTrainReport {
+  std::string output;  // the model file written
+  std::string target;  // "log_seconds" | "seconds"
+  std::size_t trees = 0;
+  std::size_t rows = 0;
+  std::size_t runs = 0;
+  std::size_t train_rows = 0;
+  std::size_t train_runs = 0;
+  std::size_t holdout_rows = 0;
+  std::size_t holdout_runs = 0;
+  double model_mae_s = 0;  // on the holdout (a model fitted on the training runs only)
+  double model_mape = 0;   // a fraction
+  std::size_t analytic_scored = 0;  // holdout rows the analytic estimate could score
+  double analytic_mae_s = 0;
+  double analytic_mape = 0;
+};
+
 // `chorus plan`: a plan and what it was made from.
 struct PlanReport {
   const WorkflowGraph& graph;

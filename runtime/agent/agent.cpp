@@ -17,6 +17,8 @@
 
 #include "adapters/local/local_launcher.hpp"
 #include "runtime/agent/agent_protocol.hpp"
+#include "runtime/netprobe/socket_util.hpp"
+#include "runtime/netprobe/telemetry_sampler.hpp"
 #include "runtime/transport/message_socket.hpp"
 
 namespace chorus {
@@ -101,6 +103,9 @@ class AgentLoop {
                           (welcomed_ ? ": it is gone; stopping this node's tasks and exiting"
                                      : " (wrong address, or it is not running)"));
       }
+      if (welcomed_ && now - last_telemetry_ >= heartbeat_) {
+        if (Status s = send_telemetry(); !s.ok()) return s;
+      }
       if (welcomed_ && now - last_sent_ >= heartbeat_) {
         if (Status s = send(encode_empty(AgentMessage::heartbeat)); !s.ok()) return s;
       }
@@ -112,6 +117,8 @@ class AgentLoop {
   struct Entry {
     TaskSpec spec;
     LaunchHandle handle = 0;
+    int cores = 0;
+    int pgid = 0;             // 0 = not known
     std::string stdout_path;  // kept only when node-local, for pushing a failure's output
     std::string stderr_path;
   };
@@ -130,10 +137,12 @@ class AgentLoop {
       last_heard_ = Clock::now();
       MessageHeader h = message_type(payload_);
       if (!h.ok) {
-        return invalid_argument("the coordinator speaks agent protocol version " +
-                                std::to_string(h.version) + ", this agent version " +
-                                std::to_string(kAgentProtocolVersion) +
-                                ": use the same chorus binary on both sides");
+        if (h.version == kAgentProtocolVersion) continue;  // a message type of a later build
+        return invalid_argument("the coordinator at " + options_.endpoint +
+                                " speaks agent protocol version " + std::to_string(h.version) +
+                                " and this agent version " + std::to_string(kAgentProtocolVersion) +
+                                ": run `chorus agent` from the same chorus build as the "
+                                "coordinator");
       }
       switch (h.type) {
         case AgentMessage::welcome: {
@@ -144,6 +153,21 @@ class AgentLoop {
           silence_ = std::chrono::milliseconds(std::max<std::uint32_t>(100, w.silence_ms));
           local_ = std::make_unique<LocalLauncher>(
               LocalLauncherOptions{std::chrono::milliseconds(w.kill_grace_ms)});
+          if (!sampler_) sampler_ = std::make_unique<netprobe::TelemetrySampler>(heartbeat_);
+          if (!prober_) prober_ = std::make_unique<netprobe::LinkProber>(options_.probe_budget);
+          break;
+        }
+        case AgentMessage::probe_targets: {
+          ProbeTargets t;
+          if (!decode_probe_targets(payload_, t)) {
+            return invalid_argument("malformed probe_targets message");
+          }
+          std::vector<netprobe::ProbeTarget> targets;
+          for (DataSource& d : t.sources) {
+            targets.push_back({std::move(d.name), std::move(d.host), d.port, d.probe});
+          }
+          if (!prober_) prober_ = std::make_unique<netprobe::LinkProber>(options_.probe_budget);
+          prober_->set_targets(std::move(targets), t.generation);
           break;
         }
         case AgentMessage::refused: {
@@ -213,6 +237,10 @@ class AgentLoop {
         continue;
       }
       entry->handle = *handle;
+      entry->cores = l.cores;
+      if (auto g = local_->process_group(*handle)) entry->pgid = static_cast<int>(g->pgid);
+      running_cores_ += l.cores;
+      groups_changed_ = true;
       running_[key_of(l.task, l.attempt)] = std::move(entry);
     }
     return send_updates();
@@ -300,12 +328,36 @@ class AgentLoop {
         if (failed && (!e.stdout_path.empty() || !e.stderr_path.empty())) {
           if (Status s = push_output(u, e); !s.ok()) return s;
         }
+        running_cores_ -= e.cores;
+        groups_changed_ = true;
         running_.erase(it);
       }
       append_update(buffer_, u);
     }
     updates_.clear();
     return send(buffer_);
+  }
+
+  // The node's figures now: the sampler's last sample, the running cores from our own books,
+  // the prober's links with their ages.
+  Status send_telemetry() {
+    last_telemetry_ = Clock::now();
+    if (groups_changed_ && sampler_) {
+      std::vector<int> groups;
+      for (const auto& [key, e] : running_) {
+        if (e->pgid > 0) groups.push_back(e->pgid);
+      }
+      sampler_->set_process_groups(std::move(groups));
+      groups_changed_ = false;
+    }
+    if (sampler_) sampler_->latest(telemetry_);
+    telemetry_.running_cores = running_cores_;
+    if (prober_) {
+      prober_->snapshot(telemetry_, netprobe::steady_seconds());
+    } else {
+      telemetry_.links.clear();
+    }
+    return send(encode_telemetry(telemetry_));
   }
 
   void wait(CancelToken* stop) {
@@ -318,6 +370,7 @@ class AgentLoop {
     if (stop != nullptr) fds[n++] = {stop->fd(), POLLIN, 0};
     auto now = Clock::now();
     TimePoint deadline = std::min(last_heard_ + silence_, last_sent_ + heartbeat_);
+    if (welcomed_) deadline = std::min(deadline, last_telemetry_ + heartbeat_);
     if (!welcomed_) deadline = std::min(deadline, now + kHandshakeCheck);
     if (local_) {
       if (auto d = local_->next_deadline()) deadline = std::min(deadline, *d);
@@ -336,6 +389,13 @@ class AgentLoop {
   // Declared before local_ so it outlives it: the launcher reads each task's spec by pointer.
   std::unordered_map<std::uint64_t, std::unique_ptr<Entry>> running_;
   std::unique_ptr<LocalLauncher> local_;  // created on welcome, with the coordinator's grace
+  // Telemetry: the collectors' and the probes' threads, created on welcome.
+  std::unique_ptr<netprobe::TelemetrySampler> sampler_;
+  std::unique_ptr<netprobe::LinkProber> prober_;
+  AgentTelemetry telemetry_;
+  TimePoint last_telemetry_{};
+  int running_cores_ = 0;
+  bool groups_changed_ = false;
   std::unordered_set<std::string> made_dirs_;
   std::string payload_;
   std::string buffer_;

@@ -1,6 +1,9 @@
 // The agent: the process `chorus agent` runs on each node. It registers with the coordinator,
 // runs the tasks it is sent with a LocalLauncher (process groups, output files, timeouts, cancel
-// as for local tasks), and sends their final states back in batches.
+// as for local tasks), and sends their final states back in batches. At each heartbeat it sends
+// its node's telemetry (runtime/netprobe/: interface rates, qdisc backlog and drops, running
+// cores, children's CPU, CPU quota, and the links to the probe targets the coordinator names),
+// gathered on two threads of its own so that no measurement delays a task.
 //
 // It exits when the coordinator says so (shutdown: ok), refuses it (an error naming the reason),
 // or stays silent longer than its timeout (an error): every task still running is killed first
@@ -15,6 +18,7 @@
 #include "core/status.hpp"
 #include "core/units.hpp"
 #include "runtime/cancel_token.hpp"
+#include "runtime/netprobe/link_prober.hpp"
 #include "runtime/transport/curve_keys.hpp"
 
 namespace chorus {
@@ -35,6 +39,8 @@ struct AgentOptions {
   // For benchmarks of the dispatch path alone: report every task as exited 0 at once without
   // running it. Never set by `chorus launch`.
   bool dry_run = false;
+  // The bounds of the link probes to the coordinator's probe targets (docs/telemetry.md).
+  netprobe::ProbeBudget probe_budget;
 };
 
 // `template_dir` with every %n replaced by `node`, made absolute.

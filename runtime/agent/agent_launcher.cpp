@@ -157,10 +157,15 @@ void AgentLauncher::on_message(const std::string& peer, const std::string& paylo
                                const std::string& user) {
   MessageHeader h = message_type(payload);
   if (!h.ok) {
-    (void)socket_->send(peer,
-                        encode_refused("agent protocol version " + std::to_string(h.version) +
-                                       " is not version " + std::to_string(kAgentProtocolVersion) +
-                                       ": use the same chorus binary on both sides"));
+    if (h.version == kAgentProtocolVersion) return;  // a message type of a later build
+    // Worded for the agent's user, in a refusal the agent's own version can read.
+    (void)socket_->send(
+        peer,
+        encode_refused_for(
+            h.version, "this agent speaks agent protocol version " + std::to_string(h.version) +
+                           " and the coordinator version " + std::to_string(kAgentProtocolVersion) +
+                           ": run `chorus agent` from the same chorus build as the "
+                           "coordinator (chorus run / chorus launch)"));
     return;
   }
   if (user == kControlUser) {
@@ -191,6 +196,10 @@ void AgentLauncher::on_message(const std::string& peer, const std::string& paylo
     on_output(it->second, payload);
     return;
   }
+  if (h.type == AgentMessage::telemetry) {
+    on_telemetry(it->second, payload);
+    return;
+  }
   if (h.type != AgentMessage::updates) return;  // heartbeats: last_heard is enough
   decoded_.clear();
   if (!decode_updates(payload, decoded_)) return;
@@ -202,6 +211,29 @@ void AgentLauncher::on_message(const std::string& peer, const std::string& paylo
     a.info.running -= 1;
     pending_.push_back(std::move(u));
   }
+}
+
+void AgentLauncher::on_telemetry(std::size_t agent, const std::string& payload) {
+  // A malformed one is dropped whole: the last good snapshot stays, and ages.
+  if (!decode_telemetry(payload, telemetry_in_)) return;
+  Agent& a = agents_[agent];
+  std::swap(a.telemetry, telemetry_in_);
+  a.telemetry_serial = ++telemetry_serial_;
+}
+
+void AgentLauncher::set_probe_targets(std::span<const DataSource> sources) {
+  probe_targets_ = encode_probe_targets(++probe_generation_, sources);
+  for (std::size_t i = 0; i < agents_.size(); ++i) {
+    if (agents_[i].info.alive) (void)send_to(i, probe_targets_);
+  }
+}
+
+AgentLauncher::NodeTelemetry AgentLauncher::node_telemetry(const std::string& node) const {
+  auto it = by_node_.find(node);
+  if (it == by_node_.end()) return {};
+  const Agent& a = agents_[it->second];
+  if (a.telemetry_serial == 0) return {};
+  return {&a.telemetry, a.telemetry_serial};
 }
 
 void AgentLauncher::on_output(std::size_t agent, const std::string& payload) {
@@ -350,7 +382,11 @@ void AgentLauncher::on_hello(const std::string& peer, const std::string& payload
   w.heartbeat_ms = millis(options_.heartbeat);
   w.silence_ms = millis(options_.agent_silence);
   w.kill_grace_ms = millis(options_.kill_grace);
-  if (!send_to(index, encode_welcome(w))) declare_lost(index, "it disconnected while registering");
+  if (!send_to(index, encode_welcome(w))) {
+    declare_lost(index, "it disconnected while registering");
+    return;
+  }
+  if (!probe_targets_.empty()) (void)send_to(index, probe_targets_);
 }
 
 void AgentLauncher::declare_lost(std::size_t index, const std::string& why) {

@@ -26,6 +26,9 @@
 //   LiveNodePlacement (live_node_placement.hpp) turns into "not now" for that node. Messages
 //   that still arrive from a lost agent are answered with shutdown: its tasks were given away.
 // - Agents exit on their own when the coordinator is silent for `agent_silence`.
+// - Telemetry: each agent sends its node's figures (AgentTelemetry) at the heartbeat cadence;
+//   the last one of each agent is kept (also once it is lost: its age tells). The probe targets
+//   go to every live agent when set_probe_targets() is called and to each later registration.
 //
 // Threading: like every Launcher, one thread (the coordinator's). The ZAP handler that checks
 // peers' keys runs on a thread of the transport.
@@ -33,14 +36,17 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "adapters/launcher.hpp"
+#include "core/data_movement.hpp"
 #include "core/node_info.hpp"
 #include "runtime/cancel_token.hpp"
+#include "runtime/netprobe/agent_telemetry.hpp"
 #include "runtime/transport/curve_keys.hpp"
 
 namespace chorus {
@@ -106,6 +112,21 @@ class AgentLauncher final : public Launcher {
   // Tells every live agent to stop its tasks and exit. Idempotent; the destructor does it too.
   void shutdown_agents();
 
+  // What the agents probe from now on (the run's data sources, in SourceId order): sent to
+  // every live agent now and to each agent that registers later, under a new generation.
+  void set_probe_targets(std::span<const DataSource> sources);
+  // The generation of the last set_probe_targets() (0 = never called).
+  std::uint32_t probe_generation() const { return probe_generation_; }
+  // Bumped by every telemetry message taken from any agent: nothing changed while it holds.
+  std::uint64_t telemetry_serial() const { return telemetry_serial_; }
+  struct NodeTelemetry {
+    const AgentTelemetry* last = nullptr;  // null: none arrived from this node's agent
+    std::uint64_t serial = 0;              // telemetry_serial() when it arrived
+  };
+  // The last telemetry of the node's current (or, lost, its last) agent. Valid until the next
+  // poll().
+  NodeTelemetry node_telemetry(const std::string& node) const;
+
   // Errors: unavailable when the node's agent is lost or was never registered; invalid_argument
   // for a task that is not an executable/service with a command.
   Result<LaunchHandle> launch(const LaunchRequest& request) override;
@@ -122,9 +143,11 @@ class AgentLauncher final : public Launcher {
     AgentInfo info;
     TimePoint last_heard{};
     TimePoint last_sent{};
-    std::string batch;     // launches buffered until flush()
-    std::string log_dir;   // node-local output folder, empty when none
-    std::string noted_in;  // the shared log folder whose .node-logs names this node already
+    std::string batch;         // launches buffered until flush()
+    std::string log_dir;       // node-local output folder, empty when none
+    std::string noted_in;      // the shared log folder whose .node-logs names this node already
+    AgentTelemetry telemetry;  // the last one received
+    std::uint64_t telemetry_serial = 0;  // 0 = none yet
   };
   // A `chorus logs` fetch waiting for an agent's reply.
   struct PendingFetch {
@@ -146,6 +169,7 @@ class AgentLauncher final : public Launcher {
   void on_control(const std::string& peer, const std::string& payload);
   void on_fetched(std::size_t agent, const std::string& payload);
   void on_output(std::size_t agent, const std::string& payload);
+  void on_telemetry(std::size_t agent, const std::string& payload);
   void note_node_logs(Agent& a, const std::string& shared_dir, const std::string& node_dir);
   void fail_fetches(std::size_t agent, const std::string& why);
   void check_liveness(TimePoint now);
@@ -182,6 +206,10 @@ class AgentLauncher final : public Launcher {
   std::string user_;
   std::string address_;  // of the message being served (Peer-Address)
   std::vector<StateUpdate> decoded_;
+  std::string probe_targets_;  // the encoded probe_targets message; empty = none set
+  std::uint32_t probe_generation_ = 0;
+  std::uint64_t telemetry_serial_ = 0;
+  AgentTelemetry telemetry_in_;  // decoded into, then swapped with the agent's
 };
 
 }  // namespace chorus

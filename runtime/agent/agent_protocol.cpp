@@ -108,6 +108,44 @@ std::string encode_refused(std::string_view reason) {
   return b;
 }
 
+std::string encode_refused_for(std::uint8_t version, std::string_view reason) {
+  std::string b = encode_refused(reason);
+  b[0] = static_cast<char>(version);
+  return b;
+}
+
+std::string encode_telemetry(const AgentTelemetry& t) {
+  std::string b;
+  put_header(b, AgentMessage::telemetry);
+  put(b, t.targets_generation);
+  for (double v : {t.rx_Bps, t.tx_Bps, t.backlog_bytes, t.drops_per_s, t.running_cores, t.child_cpu,
+                   t.cpu_quota}) {
+    put(b, v);
+  }
+  put<std::uint32_t>(b, static_cast<std::uint32_t>(t.links.size()));
+  for (const LinkTelemetry& l : t.links) {
+    put(b, l.rtt_s);
+    put(b, l.down_Bps);
+    put(b, l.up_Bps);
+    put(b, l.age_s);
+  }
+  return b;
+}
+
+std::string encode_probe_targets(std::uint32_t generation, std::span<const DataSource> sources) {
+  std::string b;
+  put_header(b, AgentMessage::probe_targets);
+  put(b, generation);
+  put<std::uint32_t>(b, static_cast<std::uint32_t>(sources.size()));
+  for (const DataSource& s : sources) {
+    put_str(b, s.name);
+    put_str(b, s.host);
+    put<std::int32_t>(b, s.port);
+    put<std::uint8_t>(b, static_cast<std::uint8_t>(s.probe));
+  }
+  return b;
+}
+
 std::string encode_empty(AgentMessage type) {
   std::string b;
   put_header(b, type);
@@ -135,6 +173,15 @@ void append_launch(std::string& b, const LaunchRequest& r, std::string_view stdo
   put_str(b, stdout_path);
   put_str(b, stderr_path);
   put<std::int64_t>(b, std::chrono::duration_cast<std::chrono::milliseconds>(spec.timeout).count());
+  // The cores this node holds for it: its share of a spread MPI task, else the whole task's.
+  int cores = spec.total().cores;
+  if (!r.spread.empty()) {
+    cores = 0;
+    for (const NodeRanks& n : r.spread) {
+      if (n.node == r.node) cores += spec.per_rank.cores * n.ranks;
+    }
+  }
+  put<std::int32_t>(b, cores);
 }
 
 void append_launch(std::string& b, const TaskLaunch& l) {
@@ -147,6 +194,7 @@ void append_launch(std::string& b, const TaskLaunch& l) {
   put_str(b, l.stdout_path);
   put_str(b, l.stderr_path);
   put<std::int64_t>(b, l.timeout_ms);
+  put<std::int32_t>(b, l.cores);
 }
 
 void append_update(std::string& b, const StateUpdate& u) {
@@ -260,6 +308,7 @@ bool decode_launches(std::string_view payload, std::vector<TaskLaunch>& out) {
     r.str(l.stdout_path);
     r.str(l.stderr_path);
     r.get(l.timeout_ms);
+    r.get(l.cores);
     if (r.ok()) out.push_back(std::move(l));
   }
   return r.ok();
@@ -335,6 +384,52 @@ bool decode_output(std::string_view payload, OutputChunk& out) {
   out.task = task;
   out.first = first != 0;
   return r.ok() && r.at_end() && out.stream <= 1 && first <= 1;
+}
+
+bool decode_telemetry(std::string_view payload, AgentTelemetry& out) {
+  Reader r = body(payload);
+  r.get(out.targets_generation);
+  for (double* v : {&out.rx_Bps, &out.tx_Bps, &out.backlog_bytes, &out.drops_per_s,
+                    &out.running_cores, &out.child_cpu, &out.cpu_quota}) {
+    r.get(*v);
+  }
+  std::uint32_t n = 0;
+  // Each link is four doubles: a count the payload cannot hold is refused before allocating.
+  if (!r.get(n) || n > kMaxProbeTargets || n > payload.size() / (4 * sizeof(double))) {
+    return false;
+  }
+  out.links.resize(n);
+  for (LinkTelemetry& l : out.links) {
+    r.get(l.rtt_s);
+    r.get(l.down_Bps);
+    r.get(l.up_Bps);
+    r.get(l.age_s);
+  }
+  return r.ok() && r.at_end();
+}
+
+bool decode_probe_targets(std::string_view payload, ProbeTargets& out) {
+  Reader r = body(payload);
+  r.get(out.generation);
+  std::uint32_t n = 0;
+  if (!r.get(n) || n > kMaxProbeTargets || !plausible_count(n, payload)) return false;
+  out.sources.resize(n);
+  for (DataSource& s : out.sources) {
+    std::int32_t port = 0;
+    std::uint8_t probe = 0;
+    r.str(s.name);
+    r.str(s.host);
+    r.get(port);
+    r.get(probe);
+    if (!r.ok() || port < 0 || port > 65535 ||
+        probe > static_cast<std::uint8_t>(SourceProbe::none)) {
+      return false;
+    }
+    s.port = port;
+    s.probe = static_cast<SourceProbe>(probe);
+    s.line = s.column = 0;
+  }
+  return r.ok() && r.at_end();
 }
 
 }  // namespace chorus

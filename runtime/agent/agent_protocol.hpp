@@ -12,17 +12,21 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "adapters/launcher.hpp"
+#include "core/data_movement.hpp"
 #include "core/resources.hpp"
 #include "core/task_spec.hpp"
+#include "runtime/netprobe/agent_telemetry.hpp"
 
 namespace chorus {
 
-inline constexpr std::uint8_t kAgentProtocolVersion = 2;
+// Version 3 (issue 14): TaskLaunch::cores, the telemetry and probe_targets messages.
+inline constexpr std::uint8_t kAgentProtocolVersion = 3;
 
 enum class AgentMessage : std::uint8_t {
   hello = 1,      // agent -> coordinator: registration (AgentHello)
@@ -38,8 +42,15 @@ enum class AgentMessage : std::uint8_t {
   fetched = 10,        // agent -> coordinator -> `chorus logs`: the piece (FetchReply)
   output = 11,         // agent -> coordinator: a failed attempt's output, pushed (OutputChunk)
   control_fetch = 12,  // `chorus logs` -> coordinator: fetch from a node (FetchRequest + node)
+  // Telemetry (runtime/netprobe/, docs/telemetry.md):
+  telemetry = 13,      // agent -> coordinator: AgentTelemetry, at the heartbeat cadence
+  probe_targets = 14,  // coordinator -> agent: ProbeTargets, on welcome and when they change
 };
-inline constexpr std::uint8_t kLastAgentMessage = 12;
+inline constexpr std::uint8_t kLastAgentMessage = 14;
+
+// The most probe targets (a run's data sources) one message carries: bounds what a decoder
+// allocates for a hostile count.
+inline constexpr std::uint32_t kMaxProbeTargets = 4096;
 
 // The largest piece one fetch returns, and the most of a failed attempt's stream an agent pushes
 // (its end: where the error is). Bounds every message and every write of the coordinator.
@@ -108,6 +119,15 @@ struct TaskLaunch {
   std::string stdout_path;
   std::string stderr_path;
   std::int64_t timeout_ms = 0;  // 0 = none
+  std::int32_t cores = 0;       // the cores it holds on this node (the agent's running cores)
+};
+
+// What the agents probe (NodeFactsSource::set_probe_targets): the run's data sources, in
+// SourceId order, and a generation number the agent echoes in AgentTelemetry so links of an
+// older list are never read against a newer one. DataSource::line/column are not sent.
+struct ProbeTargets {
+  std::uint32_t generation = 0;
+  std::vector<DataSource> sources;
 };
 
 struct TaskRef {
@@ -119,6 +139,9 @@ struct TaskRef {
 std::string encode_hello(const AgentHello& hello);
 std::string encode_welcome(const AgentWelcome& welcome);
 std::string encode_refused(std::string_view reason);
+// A refusal a peer of protocol `version` can read: `refused` has had the same layout (a reason
+// string) in every version, so only the header's version byte is the peer's.
+std::string encode_refused_for(std::uint8_t version, std::string_view reason);
 std::string encode_empty(AgentMessage type);  // heartbeat, shutdown
 void begin_batch(std::string& buffer, AgentMessage type);
 // Appends the task of `request` as the agent will run it.
@@ -132,6 +155,8 @@ void append_launch(std::string& buffer, const LaunchRequest& request, std::strin
 std::string encode_fetch(AgentMessage type, const FetchRequest& request);  // fetch, control_fetch
 std::string encode_fetched(const FetchReply& reply);
 std::string encode_output(const OutputChunk& chunk);
+std::string encode_telemetry(const AgentTelemetry& telemetry);
+std::string encode_probe_targets(std::uint32_t generation, std::span<const DataSource> sources);
 
 // Decoding. message_type() checks the version; the decoders fail (false) on a truncated or
 // malformed payload.
@@ -150,5 +175,8 @@ bool decode_task_refs(std::string_view payload, std::vector<TaskRef>& out);
 bool decode_fetch(std::string_view payload, FetchRequest& out);
 bool decode_fetched(std::string_view payload, FetchReply& out);
 bool decode_output(std::string_view payload, OutputChunk& out);
+// At most kMaxProbeTargets links / sources; a probe kind or port out of range is refused.
+bool decode_telemetry(std::string_view payload, AgentTelemetry& out);
+bool decode_probe_targets(std::string_view payload, ProbeTargets& out);
 
 }  // namespace chorus

@@ -38,7 +38,8 @@ class AttachedAgents final : public ExecutionBackend {
       : agents_(agents),
         nodes_(std::move(nodes)),
         functions_(function_pool_threads(function_threads)),
-        mpi_(local_mpi(kill_grace)) {}
+        mpi_(local_mpi(kill_grace)),
+        facts_(agents_, nodes_) {}
   std::string_view name() const override { return "agents"; }
   Status start(const BackendStart&) override { return {}; }
   void stop() override {}
@@ -48,12 +49,14 @@ class AttachedAgents final : public ExecutionBackend {
       std::unique_ptr<PlacementPolicy> policy) const override {
     return wrap_live(std::move(policy), &agents_);
   }
+  NodeFactsSource* facts_source() override { return &facts_; }
 
  private:
   AgentLauncher& agents_;
   std::vector<NodeInfo> nodes_;
   InprocLauncher functions_;
   std::unique_ptr<Launcher> mpi_;
+  AgentFacts facts_;
 };
 
 }  // namespace
@@ -133,10 +136,12 @@ Status AgentsBackend::start(const BackendStart& how) {
       }
     }
   }
+  facts_ = std::make_unique<AgentFacts>(*launcher_, nodes_);
   return {};
 }
 
 void AgentsBackend::stop() {
+  facts_.reset();
   if (launcher_ != nullptr) launcher_.reset();  // tells the agents to exit
   if (starter_running_) {
     starter_running_ = false;

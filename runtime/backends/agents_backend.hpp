@@ -12,6 +12,9 @@
 // Placement: wrap_placement() keeps work off nodes whose agent is lost (LiveNodePlacement).
 // When the last live agent is lost during a run, on_all_lost is called and the start's
 // CancelToken requested: nothing can run any more.
+//
+// Telemetry: facts_source() is an AgentFacts (agent_facts.hpp) over the agents' reports; its
+// set_probe_targets() sends the run's data sources to every agent (docs/telemetry.md).
 #pragma once
 
 #include <functional>
@@ -22,6 +25,7 @@
 #include "adapters/inproc/inproc_launcher.hpp"
 #include "core/units.hpp"
 #include "runtime/agent/agent_launcher.hpp"
+#include "runtime/backends/agent_facts.hpp"
 #include "runtime/backends/execution_backend.hpp"
 
 namespace chorus {
@@ -84,6 +88,7 @@ class AgentsBackend final : public ExecutionBackend {
   const std::vector<NodeInfo>& nodes() const override { return nodes_; }
   std::unique_ptr<PlacementPolicy> wrap_placement(
       std::unique_ptr<PlacementPolicy> policy) const override;
+  NodeFactsSource* facts_source() override { return facts_.get(); }
 
   // The coordinator's side of the agents, between start() and stop() (else null): for status
   // output and tests.
@@ -97,6 +102,7 @@ class AgentsBackend final : public ExecutionBackend {
   std::unique_ptr<Launcher> mpi_;
   std::unique_ptr<AgentLauncher> launcher_;
   std::vector<NodeInfo> nodes_;
+  std::unique_ptr<AgentFacts> facts_;  // between start() and stop()
   bool starter_running_ = false;
 };
 
@@ -107,6 +113,7 @@ std::unique_ptr<AgentsBackend> make_agents_backend(AgentsBackendOptions options)
 // (tests and programs that drive the AgentLauncher directly): executable tasks and services on
 // it, at `nodes`, lost nodes kept out of placement; functions and MPI as on the local backend.
 // start() and stop() do nothing: the caller owns the agents. `agents` must outlive the backend.
+// Its facts_source() is an AgentFacts over `agents`, as for the backend above.
 std::unique_ptr<ExecutionBackend> attach_agents_backend(
     AgentLauncher& agents, std::vector<NodeInfo> nodes,
     Duration kill_grace = std::chrono::seconds(5), int function_threads = 0);

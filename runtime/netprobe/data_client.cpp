@@ -222,6 +222,11 @@ Result<TransferResult> DataClient::get(std::uint64_t n) {
   auto line = read_line();
   if (!line.ok()) return line.status();
   if (auto s = check_ok(*line, n); !s.ok()) return fail(s.code(), s.message());
+  if (auto s = receive_payload(n); !s.ok()) return s;
+  return TransferResult{n, steady_seconds() - t0};
+}
+
+Status DataClient::receive_payload(std::uint64_t n) {
   std::uint64_t left = n;
   const auto buffered = std::min<std::uint64_t>(left, in_.size());
   in_.erase(0, static_cast<std::size_t>(buffered));
@@ -243,7 +248,81 @@ Result<TransferResult> DataClient::get(std::uint64_t n) {
     }
     return fail(ErrorCode::unavailable, "recv: " + errno_text(errno));
   }
-  return TransferResult{n, steady_seconds() - t0};
+  return {};
+}
+
+Result<TransferResult> DataClient::get_after(std::uint64_t lead, std::uint64_t n) {
+  if (fd_ < 0) return fail(ErrorCode::unavailable, "connection closed after an earlier error");
+  const std::string req = "GET " + std::to_string(lead) + "\nGET " + std::to_string(n) + "\n";
+  if (auto s = send_all(req.data(), req.size()); !s.ok()) return s;
+  auto first = read_line();
+  if (!first.ok()) return first.status();
+  if (auto s = check_ok(*first, lead); !s.ok()) return fail(s.code(), s.message());
+  if (auto s = receive_payload(lead); !s.ok()) return s;
+  const double t1 = steady_seconds();
+  auto second = read_line();
+  if (!second.ok()) return second.status();
+  if (auto s = check_ok(*second, n); !s.ok()) return fail(s.code(), s.message());
+  if (auto s = receive_payload(n); !s.ok()) return s;
+  return TransferResult{n, steady_seconds() - t1};
+}
+
+Status DataClient::send_watching(const char* data, std::size_t n, double* seen_at) {
+  std::array<char, 512> buf;
+  while (n > 0) {
+    pollfd p{fd_, static_cast<short>(POLLOUT | (*seen_at == 0 ? POLLIN : 0)), 0};
+    const int rc = ::poll(&p, 1, timeout_ms(timeout_));
+    if (rc == 0) return fail(ErrorCode::unavailable, "silent for " + format_duration(timeout_));
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorCode::io_error, "poll: " + errno_text(errno));
+    }
+    if ((p.revents & POLLIN) != 0) {
+      const ssize_t k = ::recv(fd_, buf.data(), buf.size(), 0);
+      if (k == 0) return fail(ErrorCode::unavailable, "closed the connection");
+      if (k > 0) {
+        in_.append(buf.data(), static_cast<std::size_t>(k));
+        if (in_.find('\n') != std::string::npos) *seen_at = steady_seconds();
+        if (in_.size() > kMaxLine) return fail(ErrorCode::io_error, "answer line too long");
+      }
+    }
+    if ((p.revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+      const ssize_t k = ::send(fd_, data, n, MSG_NOSIGNAL);
+      if (k > 0) {
+        data += k;
+        n -= static_cast<std::size_t>(k);
+      } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        return fail(ErrorCode::unavailable, "send: " + errno_text(errno));
+      }
+    }
+  }
+  return {};
+}
+
+Result<TransferResult> DataClient::put_after(std::uint64_t lead, std::uint64_t n) {
+  if (fd_ < 0) return fail(ErrorCode::unavailable, "connection closed after an earlier error");
+  if (lead > kMaxTransfer || n > kMaxTransfer) {
+    return invalid_argument("PUT of more than " + std::to_string(kMaxTransfer) + " bytes");
+  }
+  static const std::array<char, kChunk> zeros{};
+  double t1 = 0;
+  for (std::uint64_t part : {lead, n}) {
+    const std::string req = "PUT " + std::to_string(part) + "\n";
+    if (auto s = send_watching(req.data(), req.size(), &t1); !s.ok()) return s;
+    for (std::uint64_t left = part; left > 0;) {
+      const auto len = static_cast<std::size_t>(std::min<std::uint64_t>(left, zeros.size()));
+      if (auto s = send_watching(zeros.data(), len, &t1); !s.ok()) return s;
+      left -= len;
+    }
+  }
+  auto first = read_line();
+  if (!first.ok()) return first.status();
+  if (t1 == 0) t1 = steady_seconds();  // it came after everything was written
+  if (auto s = check_ok(*first, lead); !s.ok()) return fail(s.code(), s.message());
+  auto second = read_line();
+  if (!second.ok()) return second.status();
+  if (auto s = check_ok(*second, n); !s.ok()) return fail(s.code(), s.message());
+  return TransferResult{n, steady_seconds() - t1};
 }
 
 Result<TransferResult> DataClient::put(std::uint64_t n) {

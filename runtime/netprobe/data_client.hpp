@@ -46,11 +46,21 @@ class DataClient {
   // reason.
   Result<TransferResult> get(std::uint64_t n);
   Result<TransferResult> put(std::uint64_t n);
+  // A measurement of the link alone: two requests back to back, `lead` bytes then `n` bytes,
+  // and the result is the second's n bytes over the time between the first's end and the
+  // second's (GET: their last bytes received; PUT: their OKs received). The round trip and any
+  // shaper's burst (a token bucket let through at line rate) are spent in the lead.
+  Result<TransferResult> get_after(std::uint64_t lead, std::uint64_t n);
+  Result<TransferResult> put_after(std::uint64_t lead, std::uint64_t n);
 
  private:
   DataClient(int fd, std::string where, Duration timeout, double connect_seconds);
   Status send_all(const char* data, std::size_t n);
   Result<std::string> read_line();
+  Status receive_payload(std::uint64_t n);
+  // Sends `data`, noting in `*seen_at` when a line arrives meanwhile (put_after's first OK,
+  // kept in in_).
+  Status send_watching(const char* data, std::size_t n, double* seen_at);
   Status wait(short events);
   Status fail(ErrorCode code, const std::string& what);
 

@@ -2,22 +2,52 @@
 
 namespace chorus {
 
-Placement PlacementStep::place(const TaskSpec& task, const ClusterState& cluster) {
+Placement PlacementStep::place(const TaskSpec& task, const ClusterState& cluster, TimePoint now) {
   Placement out;
+  explained_ = false;
   const auto views = cluster.views();
   int best = -1;
   double best_score = 0;
   bool later = false;
-  for (std::size_t i = 0; i < views.size(); ++i) {
-    Fit fit = policy_.filter(task, views[i]);
-    if (fit == Fit::now) {
-      double s = policy_.score(task, views[i]);
-      if (best < 0 || s > best_score) {
-        best = static_cast<int>(i);
-        best_score = s;
+  if (!policy_.batch_scores()) {
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      Fit fit = policy_.filter(task, views[i]);
+      if (fit == Fit::now) {
+        double s = policy_.score(task, views[i]);
+        if (best < 0 || s > best_score) {
+          best = static_cast<int>(i);
+          best_score = s;
+        }
+      } else if (fit == Fit::later) {
+        later = true;
       }
-    } else if (fit == Fit::later) {
-      later = true;
+    }
+  } else {
+    fitting_.clear();
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      Fit fit = policy_.filter(task, views[i]);
+      if (fit == Fit::now) {
+        fitting_.push_back(&views[i]);
+      } else if (fit == Fit::later) {
+        later = true;
+      }
+    }
+    scores_.resize(fitting_.size());
+    if (!fitting_.empty()) policy_.score_all(task, fitting_, now, scores_);
+    std::size_t chosen = 0;
+    for (std::size_t k = 0; k < fitting_.size(); ++k) {
+      if (k == 0 || scores_[k] > best_score) {
+        chosen = k;
+        best_score = scores_[k];
+      }
+    }
+    if (!fitting_.empty()) {
+      best = static_cast<int>(fitting_[chosen] - views.data());
+      const bool single = !(task.kind == TaskKind::mpi && task.nodes > 1);
+      if (single) {
+        explanation_.clear();
+        explained_ = policy_.explain(task, fitting_, scores_, chosen, now, explanation_);
+      }
     }
   }
   if (task.kind == TaskKind::mpi && (task.nodes > 1 || (best < 0 && task.nodes == 0))) {

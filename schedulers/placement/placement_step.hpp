@@ -9,6 +9,7 @@
 #include "core/task_spec.hpp"
 #include "schedulers/placement/cluster_state.hpp"
 #include "schedulers/placement/rank_spread.hpp"
+#include "schedulers/placement_explanation.hpp"
 #include "schedulers/policy.hpp"
 
 namespace chorus {
@@ -26,7 +27,19 @@ class PlacementStep {
   // never run here: needs X, the largest node has Y". A spread (kind mpi and nodes > 1, or
   // nodes == 0 and no single node fits now) follows spread_ranks; its never's why is "can never
   // run on these nodes: " and what spread_ranks says.
-  Placement place(const TaskSpec& task, const ClusterState& cluster);
+  //
+  // A policy with batch_scores() gets every node that fits now in one score_all() call at `now`
+  // (same rule: highest wins, ties to the first); one that explains then fills explanation().
+  // The two-argument form decides at the epoch (a policy that reads the time treats every
+  // snapshot as fresh).
+  Placement place(const TaskSpec& task, const ClusterState& cluster, TimePoint now);
+  Placement place(const TaskSpec& task, const ClusterState& cluster) {
+    return place(task, cluster, TimePoint{});
+  }
+
+  // Why the last place() chose its node, when the policy explained it (else null). Valid until
+  // the next place().
+  const PlacementExplanation* explanation() const { return explained_ ? &explanation_ : nullptr; }
 
   const PlacementPolicy& policy() const { return policy_; }
 
@@ -34,6 +47,11 @@ class PlacementStep {
   const PlacementPolicy& policy_;
   TaskSpec probe_;
   std::vector<RankCandidate> now_, someday_;
+  // Batch scoring scratch, grown to the node count once.
+  std::vector<const NodeView*> fitting_;
+  std::vector<double> scores_;
+  PlacementExplanation explanation_;
+  bool explained_ = false;
 };
 
 }  // namespace chorus

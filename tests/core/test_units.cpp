@@ -29,3 +29,21 @@ TEST_CASE("Core.Memory.ParsesSuffixes") {
   CHECK(!parse_memory_mb("-5M").ok());
   CHECK(!parse_memory_mb("5Q").ok());
 }
+
+TEST_CASE("Core.DataBytes.DecimalUnitsBinaryWithIB") {
+  CHECK(*parse_data_bytes("64MB") == 64'000'000u);
+  CHECK(*parse_data_bytes("64M") == 64'000'000u);
+  CHECK(*parse_data_bytes("1.5G") == 1'500'000'000u);
+  CHECK(*parse_data_bytes("2k") == 2'000u);
+  CHECK(*parse_data_bytes("512KiB") == 512u * 1024u);
+  CHECK(*parse_data_bytes("1MiB") == 1024u * 1024u);
+  CHECK(*parse_data_bytes("100") == 100u);
+  CHECK(*parse_data_bytes("100B") == 100u);
+  CHECK(*parse_data_bytes("0") == 0u);
+  CHECK(*parse_data_bytes("1T") == 1'000'000'000'000u);
+  for (const char* bad : {"", "-1M", "12X", "MB", "1e30G", "4 parsecs"}) {
+    auto r = parse_data_bytes(bad);
+    CHECK_MESSAGE(!r.ok(), bad);
+    if (!r.ok()) CHECK(r.status().message().find("invalid data size") != std::string::npos);
+  }
+}

@@ -48,6 +48,20 @@ void single_messages(std::string_view p) {
     if (!decode_fetched(first, again)) std::abort();
     if (encode_fetched(again) != first) std::abort();
   }
+  AgentTelemetry telemetry;
+  if (decode_telemetry(p, telemetry)) {
+    AgentTelemetry again;
+    std::string first = encode_telemetry(telemetry);
+    if (!decode_telemetry(first, again)) std::abort();
+    if (encode_telemetry(again) != first) std::abort();
+  }
+  ProbeTargets targets;
+  if (decode_probe_targets(p, targets)) {
+    ProbeTargets again;
+    std::string first = encode_probe_targets(targets.generation, targets.sources);
+    if (!decode_probe_targets(first, again)) std::abort();
+    if (encode_probe_targets(again.generation, again.sources) != first) std::abort();
+  }
   OutputChunk chunk;
   if (decode_output(p, chunk)) {
     OutputChunk again;

@@ -28,6 +28,7 @@ TaskLaunch launch(TaskId id, bool shell) {
   l.stdout_path = "/scratch/run/logs/" + l.name + ".out";
   l.stderr_path = "/scratch/run/logs/" + l.name + ".err";
   l.timeout_ms = id % 2 ? 60000 : 0;
+  l.cores = 1 + static_cast<int>(id % 4);
   return l;
 }
 
@@ -120,6 +121,24 @@ int main(int argc, char** argv) {
   chunk.note = "[the first 12 MiB of this stream are on node-01]";
   chunk.data = "Traceback (most recent call last):\n  ValueError: bad mesh\n";
   out.emplace_back("output", encode_output(chunk));
+
+  AgentTelemetry telemetry;
+  telemetry.targets_generation = 2;
+  telemetry.rx_Bps = 1.2e6;
+  telemetry.tx_Bps = 3.4e5;
+  telemetry.backlog_bytes = 15000;
+  telemetry.drops_per_s = 1.5;
+  telemetry.running_cores = 8;
+  telemetry.child_cpu = 7.6;
+  telemetry.cpu_quota = 2;
+  telemetry.links = {{0.0021, 2.5e6, 1.1e6, 0.4},
+                     {0.05, LinkTelemetry::kNaN, LinkTelemetry::kNaN, 3}};
+  out.emplace_back("telemetry", encode_telemetry(telemetry));
+  out.emplace_back("telemetry_empty", encode_telemetry(AgentTelemetry{}));
+  std::vector<DataSource> sources(2);
+  sources[0] = {"store1", "10.0.0.5", 7000, SourceProbe::data_server, 3, 5};
+  sources[1] = {"peer", "node-02", 443, SourceProbe::connect, 4, 5};
+  out.emplace_back("probe_targets", encode_probe_targets(3, sources));
 
   for (const auto& [name, bytes] : out) {
     std::ofstream f(std::string(argv[1]) + "/" + name, std::ios::binary);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -14,9 +15,10 @@
 #include "runtime/agent/agent.hpp"
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/agent_protocol.hpp"
-#include "support/agent_thread.hpp"
 #include "runtime/backends/agents_backend.hpp"
 #include "runtime/transport/curve_keys.hpp"
+#include "runtime/transport/message_socket.hpp"
+#include "support/agent_thread.hpp"
 #include "support/process.hpp"
 
 using namespace chorus;
@@ -76,6 +78,7 @@ TEST_CASE("Runtime.AgentProtocol.BatchesRoundTripAndTruncationIsRefused") {
   CHECK(got[1].env == KeyValues{{"A", "1"}, {"x", "2"}, {"CHORUS_NODE", "a"}});
   CHECK(got[1].stderr_path == "/e");
   CHECK(got[1].timeout_ms == 1500);
+  CHECK(got[1].cores == spec.total().cores);
 
   // Every truncation either fails or yields fewer records: never reads past the end.
   for (std::size_t cut = 3; cut < b.size(); cut += 7) {
@@ -107,6 +110,112 @@ TEST_CASE("Runtime.AgentProtocol.BatchesRoundTripAndTruncationIsRefused") {
   std::string wrong = ub;
   wrong[0] = 99;  // another protocol version
   CHECK_FALSE(message_type(wrong).ok);
+}
+
+TEST_CASE("Runtime.AgentProtocol.LaunchCarriesTheNodesShareOfASpreadTask") {
+  TaskSpec spec = shell_task("mpi", "true");
+  spec.id = 1;
+  spec.per_rank.cores = 2;
+  spec.ranks = 6;
+  LaunchRequest r;
+  r.spec = &spec;
+  r.node = "b";
+  r.spread = {{"a", 4}, {"b", 2}};
+  std::string b;
+  begin_batch(b, AgentMessage::launch);
+  append_launch(b, r);
+  std::vector<TaskLaunch> got;
+  REQUIRE(decode_launches(b, got));
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].cores == 4);  // 2 ranks of 2 cores on b
+}
+
+TEST_CASE("Runtime.AgentProtocol.TelemetryAndProbeTargetsRoundTripAndHostileInputIsRefused") {
+  AgentTelemetry t;
+  t.targets_generation = 5;
+  t.rx_Bps = 1.5e6;
+  t.tx_Bps = 2e5;
+  t.backlog_bytes = 3000;
+  t.drops_per_s = 0.5;
+  t.running_cores = 3;
+  t.child_cpu = 2.75;
+  t.links = {{0.002, 2.4e6, 1.2e6, 0.7}, {}};
+  const std::string e = encode_telemetry(t);
+  CHECK(message_type(e).ok);
+  CHECK(message_type(e).type == AgentMessage::telemetry);
+  AgentTelemetry back;
+  REQUIRE(decode_telemetry(e, back));
+  CHECK(back.targets_generation == 5);
+  CHECK(back.rx_Bps == 1.5e6);
+  CHECK(back.child_cpu == 2.75);
+  CHECK(std::isnan(back.cpu_quota));  // unknown stays unknown
+  REQUIRE(back.links.size() == 2);
+  CHECK(back.links[0].down_Bps == 2.4e6);
+  CHECK(back.links[0].age_s == 0.7);
+  CHECK(std::isnan(back.links[1].rtt_s));
+  for (std::size_t cut = 0; cut < e.size(); ++cut) {
+    AgentTelemetry partial;
+    CHECK_FALSE(decode_telemetry(std::string_view(e).substr(0, cut), partial));
+  }
+  // A link count the payload cannot hold is refused before anything is allocated for it.
+  std::string huge = e.substr(0, 2 + 4 + 7 * 8);
+  const std::uint32_t count = 0xffffffffU;
+  huge.append(reinterpret_cast<const char*>(&count), 4);
+  AgentTelemetry none;
+  CHECK_FALSE(decode_telemetry(huge, none));
+  CHECK_FALSE(decode_telemetry(e + "x", none));  // trailing bytes
+
+  std::vector<DataSource> sources(2);
+  sources[0] = {"store1", "10.0.0.5", 7000, SourceProbe::data_server, 4, 7};
+  sources[1] = {"web", "web.example", 443, SourceProbe::connect, 0, 0};
+  const std::string p = encode_probe_targets(9, sources);
+  CHECK(message_type(p).type == AgentMessage::probe_targets);
+  ProbeTargets got;
+  REQUIRE(decode_probe_targets(p, got));
+  CHECK(got.generation == 9);
+  REQUIRE(got.sources.size() == 2);
+  CHECK(got.sources[0].name == "store1");
+  CHECK(got.sources[0].host == "10.0.0.5");
+  CHECK(got.sources[0].port == 7000);
+  CHECK(got.sources[1].probe == SourceProbe::connect);
+  CHECK(got.sources[0].line == 0);  // positions stay with the coordinator
+  for (std::size_t cut = 0; cut < p.size(); ++cut) {
+    ProbeTargets partial;
+    CHECK_FALSE(decode_probe_targets(std::string_view(p).substr(0, cut), partial));
+  }
+  std::string bad_probe = p;
+  bad_probe.back() = 7;  // the last source's probe kind
+  CHECK_FALSE(decode_probe_targets(bad_probe, got));
+  sources[1].port = 70000;
+  CHECK_FALSE(decode_probe_targets(encode_probe_targets(9, sources), got));
+}
+
+TEST_CASE("Runtime.Agent.AnAgentOfAnOlderProtocolIsRefusedNamingBothVersions") {
+  TempDir dir;
+  auto launcher = start_launcher(dir);
+  const AgentKeys keys = read_agent_keys(launcher->key_dir()).value();
+  auto socket = ClientSocket::connect(launcher->endpoint(), keys.coordinator_public, keys.agent);
+  REQUIRE_MESSAGE(socket.ok(), socket.status().message());
+  std::string hello = encode_hello({"old", {1, 0, 0}, 1, ""});
+  hello[0] = 2;  // what a version 2 agent sends
+  REQUIRE((*socket)->send(hello).ok());
+  std::string reply;
+  std::vector<StateUpdate> none;
+  REQUIRE(chorus::test::eventually(
+      [&] {
+        launcher->poll(none);  // the coordinator's loop serves registrations
+        auto got = (*socket)->receive(reply);
+        return got.ok() && *got;
+      },
+      10));
+  // Written in the old agent's own version, so it can read the reason.
+  CHECK(static_cast<int>(reply[0]) == 2);
+  CHECK(static_cast<int>(reply[1]) == static_cast<int>(AgentMessage::refused));
+  std::string reason;
+  REQUIRE(decode_refused(std::string(1, char(kAgentProtocolVersion)) + reply.substr(1), reason));
+  CHECK(reason.find("agent protocol version 2 and the coordinator version 3") != std::string::npos);
+  CHECK(reason.find("same chorus build") != std::string::npos);
+  CHECK(launcher->agents().empty());
 }
 
 TEST_CASE("Runtime.AgentKeys.FilesArePrivateAndLooseSecretsAreRefused") {

@@ -104,8 +104,8 @@ TEST_CASE("Runtime.Netprobe.InterfaceRatesSeeTheNamespacesOwnVeth") {
   NetnsThread client(ns.a(), [&] {
     ran = true;
     InterfaceRates rates;
-    REQUIRE(rates.sample(steady_seconds()).ok());
     const double t0 = steady_seconds();
+    REQUIRE(rates.sample(t0).ok());
     {
       // Loopback traffic in this namespace is not the network.
       auto lo_server = DataServer::listen("127.0.0.1:0");
@@ -121,9 +121,10 @@ TEST_CASE("Runtime.Netprobe.InterfaceRatesSeeTheNamespacesOwnVeth") {
     REQUIRE_MESSAGE(c.ok(), c.status().message());
     REQUIRE(c->get(2ULL << 20).ok());
     REQUIRE(c->put(1ULL << 20).ok());
-    auto r = rates.sample(steady_seconds());
+    const double t1 = steady_seconds();
+    auto r = rates.sample(t1);
     REQUIRE(r.ok());
-    const double dt = steady_seconds() - t0;
+    const double dt = t1 - t0;
     const double rx = r->rx_Bps * dt, tx = r->tx_Bps * dt;
     // The 2 MiB down and 1 MiB up, with TCP/IP headers and ACKs on top, no 8 MiB of loopback.
     CHECK(rx >= 2.0 * (1 << 20));

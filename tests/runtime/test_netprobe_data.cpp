@@ -274,3 +274,21 @@ TEST_CASE("Runtime.Netprobe.ASilentServerTimesTheClientOut") {
   // The connection is unusable afterwards, and says so.
   CHECK(c->get(1).status().message().find("earlier error") != std::string::npos);
 }
+
+TEST_CASE("Runtime.Netprobe.TwoPartTransfersTimeTheSecondPart") {
+  ServerThread st;
+  auto c = DataClient::connect("127.0.0.1", st.port());
+  REQUIRE(c.ok());
+  auto g = c->get_after(100'000, 300'000);
+  REQUIRE_MESSAGE(g.ok(), g.status().message());
+  CHECK(g->bytes == 300'000);
+  CHECK(g->seconds > 0);
+  auto p = c->put_after(200'000, 3ULL << 20);
+  REQUIRE_MESSAGE(p.ok(), p.status().message());
+  CHECK(p->bytes == 3ULL << 20);
+  CHECK(p->seconds > 0);
+  REQUIRE(c->ping().ok());  // in step afterwards
+  const auto s = st.server->stats();
+  CHECK(s.bytes_sent == 400'000);
+  CHECK(s.bytes_received == 200'000 + (3ULL << 20));
+}

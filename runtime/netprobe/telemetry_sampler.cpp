@@ -1,0 +1,68 @@
+#include "runtime/netprobe/telemetry_sampler.hpp"
+
+#include "runtime/netprobe/child_cpu.hpp"
+#include "runtime/netprobe/cpu_quota.hpp"
+#include "runtime/netprobe/interface_rates.hpp"
+#include "runtime/netprobe/qdisc_stats.hpp"
+#include "runtime/netprobe/socket_util.hpp"
+
+namespace chorus::netprobe {
+
+TelemetrySampler::TelemetrySampler(Duration interval)
+    : interval_(interval), thread_([this] { run(); }) {}
+
+TelemetrySampler::~TelemetrySampler() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void TelemetrySampler::set_process_groups(std::vector<int> pgids) {
+  std::lock_guard lock(mu_);
+  pgids_ = std::move(pgids);
+}
+
+void TelemetrySampler::latest(AgentTelemetry& out) const {
+  std::lock_guard lock(mu_);
+  out.rx_Bps = figures_.rx_Bps;
+  out.tx_Bps = figures_.tx_Bps;
+  out.backlog_bytes = figures_.backlog_bytes;
+  out.drops_per_s = figures_.drops_per_s;
+  out.child_cpu = figures_.child_cpu;
+  out.cpu_quota = figures_.cpu_quota;
+}
+
+void TelemetrySampler::run() {
+  InterfaceRates interfaces;
+  QdiscStats qdiscs;
+  ChildCpu children;
+  std::vector<int> groups;
+  constexpr double nan = AgentTelemetry::kNaN;
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    groups = pgids_;
+    lock.unlock();
+    const double t = steady_seconds();
+    AgentTelemetry f;
+    if (auto r = interfaces.sample(t); r.ok()) {
+      f.rx_Bps = r->rx_Bps;
+      f.tx_Bps = r->tx_Bps;
+    }
+    if (auto q = qdiscs.sample(t); q.ok()) {
+      f.backlog_bytes = q->backlog_bytes;
+      f.drops_per_s = q->drops_per_s;
+    } else {
+      f.backlog_bytes = f.drops_per_s = nan;
+    }
+    f.child_cpu = children.sample(groups, t);
+    f.cpu_quota = cpu_quota_cores();
+    lock.lock();
+    figures_ = std::move(f);
+    cv_.wait_for(lock, interval_, [this] { return stop_; });
+  }
+}
+
+}  // namespace chorus::netprobe

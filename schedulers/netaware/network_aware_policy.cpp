@@ -1,0 +1,234 @@
+#include "schedulers/netaware/network_aware_policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "schedulers/placement/least_allocated.hpp"
+
+namespace chorus {
+namespace {
+
+// Scores of the three tiers lie this far apart (estimates are seconds, far below it).
+constexpr double kTier = 1e15;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double seconds(Duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+double fallback_score(const TaskSpec& task, const NodeView& node) {
+  return -2 * kTier + least_allocated_score(task, node);
+}
+
+// The tier a score is in: 0 (the best estimates), 1 (outside the model's prefilter), 2 (fallback).
+int tier_of(double score) {
+  if (score > -0.5 * kTier) return 0;
+  if (score > -1.5 * kTier) return 1;
+  return 2;
+}
+
+}  // namespace
+
+std::vector<OptionSpec> NetworkAwarePolicy::option_specs() {
+  return {{"model", OptionKind::text},
+          {"max_age", OptionKind::duration},
+          {"max_stale", OptionKind::duration},
+          {"prefilter", OptionKind::number}};
+}
+
+Result<std::unique_ptr<PlacementPolicy>> NetworkAwarePolicy::from_args(PolicyArgs& args) {
+  Options o;
+  o.source_names = args.context().source_names;
+  if (auto d = args.duration("max_age")) o.max_age = *d;
+  if (auto d = args.duration("max_stale")) o.max_stale = *d;
+  if (const OptionEntry* e = args.find("max_age"); e != nullptr && o.max_age <= Duration::zero()) {
+    args.fail(e->value.at, "'max_age' of " + args.policy() + " must be positive");
+  }
+  if (const OptionEntry* e = args.find("max_stale"); e != nullptr && o.max_stale < o.max_age) {
+    args.fail(e->value.at, "'max_stale' of " + args.policy() + " (" + format_duration(o.max_stale) +
+                               ") must be at least 'max_age' (" + format_duration(o.max_age) + ")");
+  }
+  if (auto n = args.number("prefilter")) {
+    if (!(*n >= 1 && *n <= static_cast<double>(kMaxPrefilter)) || *n != std::floor(*n)) {
+      args.fail(args.find("prefilter")->value.at,
+                "'prefilter' of " + args.policy() + " must be a whole number in 1.." +
+                    std::to_string(kMaxPrefilter) + ", got " + args.find("prefilter")->value.text);
+    } else {
+      o.prefilter = static_cast<std::size_t>(*n);
+    }
+  }
+  if (auto path = args.text("model")) {
+    const OptionEntry* e = args.find("model");
+    if (path->empty()) {
+      args.fail(e->value.at, "'model' of " + args.policy() + " must name a model file");
+    } else {
+      auto model = TreeModel::load(*path);
+      if (!model.ok()) {
+        args.fail(e->value.at, "'model' of " + args.policy() + ": " + model.status().message());
+      } else {
+        o.model = std::make_shared<const TreeModel>(std::move(*model));
+      }
+    }
+  }
+  return std::unique_ptr<PlacementPolicy>(std::make_unique<NetworkAwarePolicy>(std::move(o)));
+}
+
+double NetworkAwarePolicy::analytic(const TaskSpec& task, const NodeView& node, TimePoint now,
+                                    FeatureVector& f, Basis& basis, double& age_s) const {
+  const NodeFacts* facts = node.facts;
+  fill_features(task, node, now, f);
+  if (facts == nullptr || facts->updated == TimePoint{}) {
+    age_s = kNaN;
+    basis = Basis::fallback;
+    return kNaN;
+  }
+  age_s = std::max(0.0, seconds(now - facts->updated));
+  if (now < facts->updated) f[static_cast<std::size_t>(Feature::telemetry_age_s)] = 0;
+  if (age_s > seconds(options_.max_stale)) {
+    basis = Basis::fallback;
+    return kNaN;
+  }
+  const double a = feature(f, Feature::analytic_s);
+  if (!std::isfinite(a)) {
+    basis = Basis::fallback;
+    return kNaN;
+  }
+  basis = age_s > seconds(options_.max_age) ? Basis::stale : Basis::analytic;
+  return a;
+}
+
+double NetworkAwarePolicy::score(const TaskSpec& task, const NodeView& node) const {
+  FeatureVector f;
+  Basis basis;
+  double age;
+  const TimePoint at = node.facts != nullptr ? node.facts->updated : TimePoint{};
+  const double a = analytic(task, node, at, f, basis, age);
+  return basis == Basis::fallback ? fallback_score(task, node) : -a;
+}
+
+void NetworkAwarePolicy::score_all(const TaskSpec& task, std::span<const NodeView* const> nodes,
+                                   TimePoint now, std::span<double> scores) const {
+  const TreeModel* model = options_.model.get();
+  const std::size_t k = model != nullptr ? std::min(options_.prefilter, nodes.size()) : 0;
+  // The k smallest analytic estimates: a max-heap of (estimate, candidate) on the stack.
+  std::array<std::pair<double, std::uint32_t>, kMaxPrefilter> heap;
+  std::size_t held = 0;
+  FeatureVector f;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    Basis basis;
+    double age;
+    const double a = analytic(task, *nodes[i], now, f, basis, age);
+    if (basis == Basis::fallback) {
+      scores[i] = fallback_score(task, *nodes[i]);
+      continue;
+    }
+    scores[i] = (model != nullptr ? -kTier : 0.0) - a;
+    if (k == 0) continue;
+    if (held < k) {
+      heap[held++] = {a, static_cast<std::uint32_t>(i)};
+      std::push_heap(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(held));
+    } else if (a < heap[0].first) {
+      std::pop_heap(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(held));
+      heap[held - 1] = {a, static_cast<std::uint32_t>(i)};
+      std::push_heap(heap.begin(), heap.begin() + static_cast<std::ptrdiff_t>(held));
+    }
+  }
+  // The prefiltered nodes: the model's prediction where the snapshot is fresh, the analytic
+  // estimate where it is stale.
+  for (std::size_t h = 0; h < held; ++h) {
+    const auto [a, i] = heap[h];
+    Basis basis;
+    double age;
+    (void)analytic(task, *nodes[i], now, f, basis, age);
+    scores[i] = basis == Basis::analytic ? -model->predict_s(f) : -a;
+  }
+}
+
+bool NetworkAwarePolicy::explain(const TaskSpec& task, std::span<const NodeView* const> nodes,
+                                 std::span<const double> scores, std::size_t chosen, TimePoint now,
+                                 PlacementExplanation& out) const {
+  // The chosen node, then the best others (score descending, ties in node order).
+  std::array<std::size_t, PlacementExplanation::kMaxCandidates> picked{};
+  std::size_t count = 0;
+  picked[count++] = chosen;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i == chosen) continue;
+    std::size_t at = count;
+    while (at > 1 && scores[picked[at - 1]] < scores[i]) --at;
+    if (at >= PlacementExplanation::kMaxCandidates) continue;
+    const std::size_t end = std::min(count, PlacementExplanation::kMaxCandidates - 1);
+    for (std::size_t j = end; j > at; --j) picked[j] = picked[j - 1];
+    picked[at] = i;
+    if (count < PlacementExplanation::kMaxCandidates) ++count;
+  }
+  out.candidates.resize(count);
+  for (std::size_t c = 0; c < count; ++c) {
+    const std::size_t i = picked[c];
+    ExplainedCandidate& e = out.candidates[c];
+    e.node = nodes[i]->index;
+    Basis basis;
+    double age;
+    (void)analytic(task, *nodes[i], now, e.features, basis, age);
+    e.has_features = true;
+    const int tier = tier_of(scores[i]);
+    e.predicted_s = tier == 0 ? -scores[i] : tier == 1 ? -(scores[i] + kTier) : kNaN;
+    if (c == 0) {
+      if (basis != Basis::fallback && tier == 1) basis = Basis::outside;
+      if (basis == Basis::analytic && options_.model != nullptr && tier == 0) basis = Basis::model;
+      describe_basis(task, *nodes[i], basis, age, e.features, out.basis);
+    }
+  }
+  return true;
+}
+
+void NetworkAwarePolicy::describe_basis(const TaskSpec& task, const NodeView& node, Basis basis,
+                                        double age_s, const FeatureVector& f,
+                                        std::string& out) const {
+  char buf[160];
+  switch (basis) {
+    case Basis::model:
+      out.assign("model ");
+      out.append(options_.model->path());
+      return;
+    case Basis::analytic:
+      out.assign(options_.model != nullptr ? "analytic" : "analytic (no model)");
+      return;
+    case Basis::stale:
+      std::snprintf(buf, sizeof buf, "analytic (telemetry %.0f s old)", age_s);
+      out.assign(buf);
+      return;
+    case Basis::outside:
+      out.assign("analytic (outside the model's prefilter)");
+      return;
+    case Basis::fallback:
+      break;
+  }
+  out.assign("fallback least-allocated (");
+  if (node.facts == nullptr || node.facts->updated == TimePoint{}) {
+    out.append("no telemetry");
+  } else if (age_s > seconds(options_.max_stale)) {
+    std::snprintf(buf, sizeof buf, "telemetry %.0f s old, past max_stale %.0f s", age_s,
+                  seconds(options_.max_stale));
+    out.append(buf);
+  } else {
+    // The analytic estimate needs the bandwidth to each source the task moves data with.
+    const bool down = task.data.input_bytes > 0 && !(feature(f, Feature::down_mbps) > 0);
+    const SourceId s = down ? task.data.from : task.data.to;
+    out.append("no bandwidth measured ");
+    out.append(down ? "from '" : "to '");
+    if (s < options_.source_names.size()) {
+      out.append(options_.source_names[s]);
+    } else {
+      std::snprintf(buf, sizeof buf, "source %u", static_cast<unsigned>(s));
+      out.append(buf);
+    }
+    out.append("'");
+  }
+  out.append(")");
+}
+
+}  // namespace chorus
