@@ -242,7 +242,8 @@ def main():
     ap.add_argument("--policies", default="first-fit,kube-default")
     ap.add_argument("--policy", action="append", default=[], help="LABEL=scheduler YAML")
     ap.add_argument("--no-data", action="store_true")
-    ap.add_argument("--warmup", type=float, default=4.0, help="seconds before the first job")
+    ap.add_argument("--warmup", type=float, default=8.0,
+                    help="seconds before the first job (telemetry: RTTs, a first bandwidth probe)")
     ap.add_argument("--phases", type=int, default=0, help="only the first N phases (0: all)")
     ap.add_argument("--prefix", default="dp%d" % (os.getpid() % 100000))
     ap.add_argument("--name", default="netaware")
