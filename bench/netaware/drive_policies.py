@@ -278,6 +278,10 @@ def main():
             bed.background(seed, hold=phase)
             jobs = [r["job"] for r in rows]
             for label, yaml in pols:
+                if yaml == "{placement: random}":
+                    # random's choice hashes (seed, task id, node): the same ids in every phase
+                    # would repeat one pattern, so each phase gets its own seed.
+                    yaml = "{placement: random, seed: %d}" % (seed * 100 + phase)
                 r = run_policy(bed, label, yaml, jobs, not a.no_data, a.warmup,
                                timeout_s=600)
                 results[label]["picks"] += [p["node"] for p in r["picks"]]
