@@ -104,6 +104,9 @@ def stream_workflow_text(bed, name, scheduler_yaml, jobs, arrivals, with_data, w
     return "\n".join(lines) + "\n"
 
 
+STATE_DIR = None  # --state: one journal for every run (for `chorus model train RUN...`)
+
+
 def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s, arrivals=None):
     """One `chorus run --agents N` of `jobs` in the hub with agents in the nodes; the node each
     job ran on and its data-job result."""
@@ -124,7 +127,7 @@ def run_policy(bed, label, scheduler_yaml, jobs, with_data, warmup_s, timeout_s,
     coord = subprocess.Popen(["ip", "netns", "exec", hub["ns"], bed.chorus, "run", wf, "--agents",
                               str(len(bed.nodes) + clock), "--listen",
                               "tcp://%s:*" % hub["address"],
-                              "--agent-wait", "30s"],
+                              "--agent-wait", "30s"] + (["--state", STATE_DIR] if STATE_DIR else []),
                              cwd=work, stdout=subprocess.DEVNULL, stderr=err)
     agents = []
     try:
@@ -234,6 +237,38 @@ def run_stream(bed, a, pols):
     return out
 
 
+def train_runs(a):
+    """Training data: the phases of schedules no evaluation uses (--train-seeds, disjoint from
+    the ground truth's), each under each policy (random explores every node), journaled in
+    --state. Prints the run ids for `chorus model train --state DIR RUN... -o model.json`."""
+    if not STATE_DIR:
+        raise SystemExit("--mode train needs --state DIR (the journal the model learns from)")
+    gt_seeds = set()
+    if os.path.exists(a.ground_truth):
+        gt_seeds = set(json.load(open(a.ground_truth))["config"]["seeds"])
+    seeds = [int(x) for x in a.train_seeds.split(",")]
+    if gt_seeds & set(seeds):
+        raise SystemExit("--train-seeds %s overlap the ground truth's seeds %s: the sets must "
+                         "not share a schedule" % (sorted(set(seeds) & gt_seeds), sorted(gt_seeds)))
+    pols = parse_policies(a, [{"name": "n%d" % i, "rate_mbit": float(r)} for i, r in
+                              enumerate(bedlib.DEFAULT_NODES.split(","))],
+                          [{"name": "s0"}, {"name": "s1"}])
+    with bedlib.Bed(a.build, a.prefix, period=a.stream_period) as bed:
+        for seed in seeds:
+            for phase in range(max(1, a.phases or 2)):
+                bed.background(seed, hold=phase)
+                jobs = bedlib.make_jobs(seed * 100 + phase, 8)
+                for label, yaml in pols:
+                    if yaml == "{placement: random}":
+                        yaml = "{placement: random, seed: %d}" % (seed * 100 + phase)
+                    r = run_policy(bed, label, yaml, jobs, True, a.warmup, timeout_s=600)
+                    print("seed %d phase %d %s: %s" % (seed, phase, label, r["work"]),
+                          file=sys.stderr, flush=True)
+    runs = subprocess.run([os.path.join(os.path.abspath(a.build), "bin", "chorus"), "list",
+                           "--state", STATE_DIR], capture_output=True, text=True)
+    print(runs.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -247,13 +282,21 @@ def main():
     ap.add_argument("--phases", type=int, default=0, help="only the first N phases (0: all)")
     ap.add_argument("--prefix", default="dp%d" % (os.getpid() % 100000))
     ap.add_argument("--name", default="netaware")
-    ap.add_argument("--mode", choices=["top1", "stream", "both"], default="top1")
+    ap.add_argument("--mode", choices=["top1", "stream", "both", "train"], default="top1",
+                    help="train: run --train-seeds' phases under each policy, no scoring, into "
+                    "--state (the runs `chorus model train` learns from)")
+    ap.add_argument("--train-seeds", default="1,2,3,4,5,6,7,8")
+    ap.add_argument("--state", help="one state folder (journal) for every run")
     ap.add_argument("--stream-jobs", type=int, default=200)
     ap.add_argument("--stream-gap", type=float, default=0.6, help="mean seconds between arrivals")
     ap.add_argument("--stream-seed", type=int, default=201)
     ap.add_argument("--stream-period", type=float, default=20.0,
                     help="background period during the stream (s)")
     a = ap.parse_args()
+    global STATE_DIR
+    STATE_DIR = os.path.abspath(a.state) if a.state else None
+    if a.mode == "train":
+        return train_runs(a)
     gt = json.load(open(a.ground_truth))
     cfg = gt["config"]
     phases = []
