@@ -47,36 +47,6 @@ std::string workflow_placement(const RunInfo& run) {
   return graph->scheduler.placement.empty() ? kDefaultPlacementPolicy : graph->scheduler.placement;
 }
 
-// The features that differ most between the chosen node and the runner-up: relative difference
-// |a - b| / max(|a|, |b|), a feature known on one side only counting as fully different.
-std::vector<WhyReport::Difference> differences(const PlacementRow& p, std::size_t shown) {
-  std::vector<WhyReport::Difference> out;
-  if (p.candidates.size() < 2) return out;
-  const auto& a = p.candidates[0].features;
-  const auto& b = p.candidates[1].features;
-  const auto names = feature_names();
-  std::vector<std::pair<double, std::size_t>> ranked;
-  for (std::size_t i = 0; i < std::min({a.size(), b.size(), names.size()}); ++i) {
-    const double x = a[i], y = b[i];
-    if (std::isnan(x) && std::isnan(y)) continue;
-    double d = 1.0;
-    if (!std::isnan(x) && !std::isnan(y)) {
-      const double scale = std::max(std::fabs(x), std::fabs(y));
-      if (scale == 0) continue;
-      d = std::fabs(x - y) / scale;
-    }
-    if (d < 1e-6) continue;
-    ranked.emplace_back(d, i);
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& l, const auto& r) { return l.first > r.first; });
-  for (std::size_t k = 0; k < ranked.size() && k < shown; ++k) {
-    const std::size_t i = ranked[k].second;
-    out.push_back({std::string(names[i]), a[i], b[i]});
-  }
-  return out;
-}
-
 void add_why_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "why", "Explain where a task was placed: candidates, predicted times, basis, actual time");
@@ -165,7 +135,7 @@ void add_why_command(CLI::App& app) {
                     ": chorus why explains network-aware decisions only");
     }
 
-    WhyReport report{run.id, *row, "running", -1, differences(*row, 5)};
+    WhyReport report{run.id, *row, "running", -1, placement_differences(*row, 5)};
     const double start = started[attempt];
     if (auto it = ended.find(attempt); it != ended.end()) {
       report.outcome = to_string(it->second.first);

@@ -71,6 +71,11 @@ struct WhyReport {
   std::vector<Difference> differences;
 };
 
+// The features that differ most between `p`'s chosen node and its runner-up, at most `shown`:
+// relative difference |a - b| / max(|a|, |b|), a feature known on one side only counting as
+// fully different, equal ones left out. Empty with fewer than two candidates.
+std::vector<WhyReport::Difference> placement_differences(const PlacementRow& p, std::size_t shown);
+
 // One replica of a service of a run (`chorus endpoints`).
 struct ServiceReplica {
   std::string name;      // "surrogate" or "surrogate[replica=1]"

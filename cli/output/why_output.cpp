@@ -1,4 +1,5 @@
 // `chorus why`: Output::placement_why.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,34 @@ std::string value_text(double v) {
 }
 
 }  // namespace
+
+std::vector<WhyReport::Difference> placement_differences(const PlacementRow& p, std::size_t shown) {
+  std::vector<WhyReport::Difference> out;
+  if (p.candidates.size() < 2) return out;
+  const auto& a = p.candidates[0].features;
+  const auto& b = p.candidates[1].features;
+  const auto names = feature_names();
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t i = 0; i < std::min({a.size(), b.size(), names.size()}); ++i) {
+    const double x = a[i], y = b[i];
+    if (std::isnan(x) && std::isnan(y)) continue;
+    double d = 1.0;
+    if (!std::isnan(x) && !std::isnan(y)) {
+      const double scale = std::max(std::fabs(x), std::fabs(y));
+      if (scale == 0) continue;
+      d = std::fabs(x - y) / scale;
+    }
+    if (d < 1e-6) continue;
+    ranked.emplace_back(d, i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& l, const auto& r) { return l.first > r.first; });
+  for (std::size_t k = 0; k < ranked.size() && k < shown; ++k) {
+    const std::size_t i = ranked[k].second;
+    out.push_back({std::string(names[i]), a[i], b[i]});
+  }
+  return out;
+}
 
 void Output::placement_why(const WhyReport& r) const {
   const PlacementRow& p = r.placement;

@@ -13,6 +13,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/output/output.hpp"
 #include "cli/output/progress_printer.hpp"
+#include "schedulers/netaware/features.hpp"
 #include "schedulers/sim/metrics.hpp"
 
 namespace chorus::cli {
@@ -280,6 +281,64 @@ TEST_CASE("Cli.Output.Slurm.JsonOneObjectPerJobAndLine") {
   const Output out = h.output(OutputMode::plain);
   out.submitted(12, /*parsable=*/false);
   CHECK(h.out.flushed() == "Submitted batch job 12\n");  // flushed at once
+}
+
+}  // namespace chorus::cli
+
+namespace chorus::cli {
+
+TEST_CASE("Cli.Output.Why.CandidatesBasisAndWhatDiffers") {
+  PlacementRow row;
+  row.task = 3;
+  row.name = "fetch";
+  row.attempt = 2;
+  row.policy = "network-aware";
+  row.basis = "model m.json";
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> chosen(kFeatureCount, 1.0f), runner(kFeatureCount, 1.0f);
+  chosen[static_cast<std::size_t>(Feature::down_mbps)] = 200;
+  runner[static_cast<std::size_t>(Feature::down_mbps)] = 20;  // 0.9 apart
+  chosen[static_cast<std::size_t>(Feature::rx_mbps)] = 10;
+  runner[static_cast<std::size_t>(Feature::rx_mbps)] = 5;       // 0.5 apart
+  runner[static_cast<std::size_t>(Feature::backlog_kb)] = nan;  // known on one side: 1
+  chosen[static_cast<std::size_t>(Feature::child_cpu)] = nan;
+  runner[static_cast<std::size_t>(Feature::child_cpu)] = nan;  // unknown on both: left out
+  row.candidates = {{"n2", 4.5, chosen}, {"n1", 12.25, runner}, {"n3", std::nan(""), {}}};
+  const auto diffs = placement_differences(row, 5);
+  REQUIRE(diffs.size() == 3);
+  CHECK(diffs[0].feature == "backlog_kb");
+  CHECK(diffs[1].feature == "down_mbps");
+  CHECK(diffs[1].chosen == 200);
+  CHECK(diffs[1].runner_up == 20);
+  CHECK(diffs[2].feature == "rx_mbps");
+  CHECK(placement_differences(row, 1).size() == 1);
+
+  WhyReport report{"wf-3", row, "succeeded", 5.25, diffs};
+  Streams s;
+  s.output(OutputMode::plain).placement_why(report);
+  const std::string text = s.out.text();
+  INFO(text);
+  CHECK(text.find("task       fetch (attempt 2) of run wf-3\n") != std::string::npos);
+  CHECK(text.find("placed on  n2 by network-aware\n") != std::string::npos);
+  CHECK(text.find("basis      model m.json\n") != std::string::npos);
+  CHECK(text.find("took       5.25 s (succeeded)\n") != std::string::npos);
+  CHECK(text.find("candidates 3 (best first)\n") != std::string::npos);
+  CHECK(text.find("no estimate") != std::string::npos);
+  CHECK(text.find("what differs most: n2 vs n1\n") != std::string::npos);
+  CHECK(text.find("  down_mbps                 200           20\n") != std::string::npos);
+
+  Streams j;
+  j.output(OutputMode::json).placement_why(report);
+  const auto doc = nlohmann::json::parse(j.out.text());
+  CHECK(doc["node"] == "n2");
+  CHECK(doc["actual_s"] == 5.25);
+  REQUIRE(doc["candidates"].size() == 3);
+  CHECK(doc["candidates"][1]["predicted_s"] == 12.25);
+  CHECK(doc["candidates"][2]["predicted_s"].is_null());
+  CHECK(doc["candidates"][0]["features"]["down_mbps"] == 200);
+  CHECK(doc["candidates"][0]["features"]["child_cpu"].is_null());
+  CHECK(doc["candidates"][2]["features"].empty());
+  CHECK(doc["differences"][1]["runner_up"] == 20);
 }
 
 }  // namespace chorus::cli
