@@ -310,7 +310,7 @@ Result<TreeModel> TreeModel::parse(std::string_view text, const std::string& pat
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     return invalid_argument(path + ": not a chorus model (not JSON: " + e.what() + ")");
   }
   if (!j.is_object()) return invalid_argument(path + ": not a chorus model (not a JSON object)");

@@ -181,10 +181,10 @@ Result<NetworkModel> parse_network_json(std::string_view text, const std::string
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     return invalid_argument(path + ": not a network description (not JSON: " + e.what() + ")");
   }
-  if (!j.is_object() || j.value("format", "") != "chorus-sim-network") {
+  if (!j.is_object() || !j.contains("format") || j["format"] != "chorus-sim-network") {
     return invalid_argument(
         path + ": not a network description (\"format\" must be \"chorus-sim-network\")");
   }

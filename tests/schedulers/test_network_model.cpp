@@ -109,6 +109,9 @@ TEST_CASE("Schedulers.NetworkModel.BadDescriptionsAreRefusedByName") {
     return m.status().message();
   };
   CHECK(bad("[1").find("net.json: not a network description (not JSON") != std::string::npos);
+  CHECK(bad(R"({"format": 1e999})").find("net.json: not a network description (not JSON") !=
+        std::string::npos);
+  CHECK(bad(R"({"format": 3})").find("net.json: not a network description") != std::string::npos);
   CHECK(bad(R"({"format": "x"})").find("net.json: not a network description") != std::string::npos);
   CHECK(bad(R"({"format": "chorus-sim-network", "version": 3})").find("version 3") !=
         std::string::npos);

@@ -123,6 +123,11 @@ TEST_CASE("Schedulers.TreeModel.RefusesWhatIsNotAModel") {
   REQUIRE_FALSE(text.ok());
   CHECK(has(text.status().message(), "m.json: not a chorus model (not JSON"));
   CHECK(has(refusal(json::array()), "m.json: not a chorus model"));
+  // A number JSON can write but a double cannot hold: nlohmann's out_of_range, not a parse_error
+  // (found by fuzz_tree_model).
+  auto huge = TreeModel::parse("{\"format\": 1e999}", "m.json");
+  REQUIRE_FALSE(huge.ok());
+  CHECK(has(huge.status().message(), "m.json: not a chorus model (not JSON"));
   json other = model();
   other["format"] = "xgboost";
   CHECK(has(refusal(other), "m.json: not a chorus model (\"format\" is \"xgboost\""));
