@@ -1,5 +1,6 @@
 #include "schedulers/netaware/features.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -68,9 +69,9 @@ void fill_features(const TaskSpec& task, const NodeView& node, TimePoint now, Fe
   set(out, Feature::tx_mbps, facts ? mbps(facts->tx_Bps) : kNaN);
   set(out, Feature::backlog_kb, facts ? facts->backlog_bytes / 1e3 : kNaN);
   set(out, Feature::drops_per_s, facts ? facts->drops_per_s : kNaN);
-  const double running = facts && !std::isnan(facts->running_cores)
-                             ? facts->running_cores
-                             : static_cast<double>(node.info->capacity.cores - node.free.cores);
+  // The placement's own books, not the agent's report: they are current, the report may be a
+  // heartbeat old (the report's figure is still in NodeFacts for `chorus why` and the docs).
+  const double running = static_cast<double>(node.info->capacity.cores - node.free.cores);
   set(out, Feature::running_cores, running);
   set(out, Feature::free_cores, static_cast<double>(node.free.cores));
   // The share of a core this task gets: a quota of q cores shared by what runs plus this task.
@@ -82,7 +83,10 @@ void fill_features(const TaskSpec& task, const NodeView& node, TimePoint now, Fe
   set(out, Feature::cpu_share, share);
   set(out, Feature::child_cpu, facts ? facts->child_cpu : kNaN);
   set(out, Feature::telemetry_age_s,
-      reported ? std::chrono::duration<double>(now - facts->updated).count() : kNaN);
+      // Clamped at 0: a snapshot written in the same turn as a decision whose time was read
+      // earlier is not from the future.
+      reported ? std::max(0.0, std::chrono::duration<double>(now - facts->updated).count())
+               : kNaN);
   set(out, Feature::analytic_s, analytic_estimate_s(out));
 }
 

@@ -374,7 +374,7 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
         return;
       }
       TaskSpec& spec = spec_of(*next);
-      Placement where = step.place(spec, state);
+      Placement where = step.place(spec, state, to_time(now));
       if (where.fit != Fit::now) return;  // not now (never was ruled out up front)
       queue.on_start(spec, to_time(now));
       // A data task on one node with a modelled network: its features as the policy saw them.

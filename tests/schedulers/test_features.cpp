@@ -70,8 +70,13 @@ TEST_CASE("Schedulers.Features.QuotaSharedByRunningTasksSlowsTheCpuPart") {
   TaskSpec t;
   t.id = 0;
   t.data.cpu = 3s;
-  c.facts(0).cpu_quota = 1.0;      // one core of quota
-  c.facts(0).running_cores = 1.0;  // one task already burns it
+  c.facts(0).cpu_quota = 1.0;  // one core of quota
+  TaskSpec other;                // and one task already burns it
+  other.id = 1;
+  Placement there;
+  there.fit = Fit::now;
+  there.node = 0;
+  c.reserve(other, there);
   FeatureVector x{};
   fill_features(t, c.view(0), TimePoint{}, x);
   CHECK(feature(x, Feature::cpu_share) == doctest::Approx(0.5));
@@ -90,6 +95,15 @@ TEST_CASE("Schedulers.Features.UnknownLinkMakesTheEstimateNotComputable") {
   cpu_only.estimate = 1500ms;
   fill_features(cpu_only, c.view(0), TimePoint{}, x);
   CHECK(analytic_estimate_s(x) == doctest::Approx(1.5));
+}
+
+TEST_CASE("Schedulers.Features.ASnapshotNewerThanTheDecisionTimeIsZeroSecondsOld") {
+  ClusterState c = one_node(2);
+  const TimePoint now = TimePoint{} + 10s;
+  c.facts(0).updated = now + 50ms;  // written in the same loop turn, after `now` was read
+  FeatureVector x{};
+  fill_features(data_task(), c.view(0), now, x);
+  CHECK(feature(x, Feature::telemetry_age_s) == 0.0f);
 }
 
 TEST_CASE("Schedulers.Features.RoundTripsGrowWithTheLogOfTheBytes") {
