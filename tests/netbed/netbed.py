@@ -6,7 +6,9 @@
                  [--bg-period 60] [--bg-levels "0,0.25,0.5,0.75"] [--bg-periods 30] [--no-bg]
                  [--out FILE]
     netbed.py down --prefix P                  removes everything P made (idempotent)
-    netbed.py run-in --prefix P NODE cmd...    runs cmd in NODE's namespace (and its cgroup)
+    netbed.py run-in --prefix P NODE cmd...    runs cmd in NODE's network namespace (nsenter
+                                               --net, /sys as the host's: cgroups visible) and
+                                               its cgroup
     netbed.py measure --prefix P [--seconds 2] link rates both ways and store RTTs, as JSON
     netbed.py bg --prefix P [--seed N] [--hold K | --off]
                                                restarts the background flows (with seed N's
@@ -448,7 +450,10 @@ def cmd_run_in(a):
     if node.get("cgroup"):
         with open(os.path.join(node["cgroup"], "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
-    os.execvp("ip", ["ip", "netns", "exec", node["ns"]] + cmd)
+    # nsenter --net, not `ip netns exec`: the latter mounts a fresh /sys for the namespace,
+    # which hides /sys/fs/cgroup, so an agent there could not read its own CPU quota.
+    # /proc/net/dev and rtnetlink follow the network namespace either way.
+    os.execvp("nsenter", ["nsenter", "--net=/run/netns/" + node["ns"]] + cmd)
 
 
 # ------------------------------------------------------------------------------------ flows
