@@ -18,33 +18,23 @@
 namespace chorus::cli {
 namespace {
 
-// The chosen candidate of each placement record of a run. Written against the journal's
-// placement records (StateStore::placements, PlacementRow); a build whose journal does not keep
-// them yet says so instead of failing to compile.
-template <typename Store>
-Result<std::vector<PlacedAttempt>> placed_attempts(Store& store, const std::string& run_id) {
-  if constexpr (requires(Store & s) { s.placements(std::string_view{}); }) {
-    auto rows = store.placements(run_id);
-    if (!rows.ok()) return rows.status();
-    std::vector<PlacedAttempt> out;
-    out.reserve(rows->size());
-    for (const auto& p : *rows) {
-      PlacedAttempt a;
-      a.task = p.task;
-      a.attempt = p.attempt;
-      a.policy = p.policy;
-      if (!p.candidates.empty()) {
-        a.features.assign(p.candidates.front().features.begin(),
-                          p.candidates.front().features.end());
-      }
-      out.push_back(std::move(a));
+// The chosen candidate of each placement record of a run (StateStore::placements).
+Result<std::vector<PlacedAttempt>> placed_attempts(StateStore& store, const std::string& run_id) {
+  auto rows = store.placements(run_id);
+  if (!rows.ok()) return rows.status();
+  std::vector<PlacedAttempt> out;
+  out.reserve(rows->size());
+  for (const auto& p : *rows) {
+    PlacedAttempt a;
+    a.task = p.task;
+    a.attempt = p.attempt;
+    a.policy = p.policy;
+    if (!p.candidates.empty()) {
+      a.features.assign(p.candidates.front().features.begin(), p.candidates.front().features.end());
     }
-    return out;
-  } else {
-    (void)store;
-    return Status(ErrorCode::unavailable,
-                  "run " + run_id + ": this build's journal keeps no placement records");
+    out.push_back(std::move(a));
   }
+  return out;
 }
 
 std::string utc_now() {

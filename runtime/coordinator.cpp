@@ -12,6 +12,7 @@
 #include "runtime/services/service_lifecycle.hpp"
 #include "runtime/store/node_field.hpp"
 #include "runtime/task_table.hpp"
+#include "schedulers/netaware/features.hpp"
 #include "schedulers/placement/placement_step.hpp"
 
 namespace chorus {
@@ -340,6 +341,16 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         }
         continue;
       }
+      // What the journal keeps of this decision: the policy's explanation, or, for a data task
+      // with telemetry under a policy that explains nothing (random, first-fit, ...), the chosen
+      // node's features, so every policy's runs give `chorus model train` rows (a model trained
+      // only on network-aware's picks would never see the nodes it avoids). Before reserve():
+      // the features are those the decision saw.
+      const PlacementExplanation* why = step_.explanation();
+      if (why == nullptr && where.shares.empty() && !spec.data.empty() &&
+          options_.facts != nullptr) {
+        why = &observe_features(spec, where.node, t);
+      }
       if (!tasks_.move(spec.id, TaskState::running)) return;
       queue_.on_start(spec, t);
       auto& r = tasks_[spec.id];
@@ -370,11 +381,20 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         spreads_[spec.id] = std::move(where.shares);
       }
       events_.push_back(std::move(e));
-      if (const PlacementExplanation* why = step_.explanation()) {
-        queue_placement(spec.id, r.attempt, *why);
-      }
+      if (why != nullptr) queue_placement(spec.id, r.attempt, *why);
       to_launch_.push_back(spec.id);
     }
+  }
+
+  // The chosen node's features as an explanation with no estimate (reused scratch).
+  const PlacementExplanation& observe_features(const TaskSpec& spec, int node, TimePoint t) {
+    observed_.clear();
+    observed_.basis.assign("features only (placed by ").append(step_.policy().name()).append(")");
+    ExplainedCandidate& c = observed_.candidates.emplace_back();
+    c.node = node;
+    c.has_features = true;
+    fill_features(spec, cluster_.view(node), t, c.features);
+    return observed_;
   }
 
   // Keeps the policy's explanation of an attempt's placement for the journal, with the attempt's
@@ -864,6 +884,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   std::vector<JournaledPlacement> placement_pool_;
   std::size_t placements_used_ = 0;
   std::vector<PlacementRecord> placement_records_;
+  PlacementExplanation observed_;  // observe_features' scratch
   TimePoint groups_due_{};
   static constexpr Duration kGroupJournalDelay = std::chrono::milliseconds(20);
   std::vector<TaskId> to_launch_;

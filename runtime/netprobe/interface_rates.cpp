@@ -77,7 +77,9 @@ InterfaceRate InterfaceRates::sample(const std::vector<InterfaceCounters>& count
   std::vector<InterfaceCounters> now;
   now.reserve(counters.size());
   for (const auto& c : counters) {
-    if (c.name != "lo") now.push_back(c);
+    // Not loopback, and not an ifb device: ingress shaping redirects a link's received packets
+    // through one (mirred), so its counters repeat the real interface's and would count twice.
+    if (c.name != "lo" && c.name.rfind("ifb", 0) != 0) now.push_back(c);
   }
   if (have_last_ && t > last_t_) {
     std::uint64_t rx = 0, tx = 0;

@@ -42,7 +42,7 @@ class InterfaceRates {
   // Reads the file; `t` is seconds on a steady clock. Errors: io_error (unreadable),
   // invalid_argument (unparsable).
   Result<InterfaceRate> sample(double t);
-  // The same from counters already read (tests; the loopback filter applies here too).
+  // The same from counters already read (tests; loopback and ifb devices are left out here too).
   InterfaceRate sample(const std::vector<InterfaceCounters>& counters, double t);
 
  private:

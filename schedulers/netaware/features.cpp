@@ -85,8 +85,7 @@ void fill_features(const TaskSpec& task, const NodeView& node, TimePoint now, Fe
   set(out, Feature::telemetry_age_s,
       // Clamped at 0: a snapshot written in the same turn as a decision whose time was read
       // earlier is not from the future.
-      reported ? std::max(0.0, std::chrono::duration<double>(now - facts->updated).count())
-               : kNaN);
+      reported ? std::max(0.0, std::chrono::duration<double>(now - facts->updated).count()) : kNaN);
   set(out, Feature::analytic_s, analytic_estimate_s(out));
 }
 

@@ -82,6 +82,21 @@ TEST_CASE("Runtime.Netprobe.NetDevParsesAndRatesLeaveLoopbackOut") {
   REQUIRE_MESSAGE(s.ok(), s.status().message());
 }
 
+TEST_CASE("Runtime.Netprobe.IngressShapingsIfbIsNotCountedTwice") {
+  // Ingress shaping redirects eth0's received packets through ifb0: its counters repeat them.
+  std::vector<InterfaceCounters> c(2);
+  c[0].name = "eth0";
+  c[1].name = "ifb0";
+  InterfaceRates rates;
+  rates.sample(c, 1.0);
+  c[0].rx_bytes += 4000;
+  c[1].tx_bytes += 4000;  // the same bytes, leaving the ifb towards the stack
+  c[1].rx_bytes += 4000;
+  auto r = rates.sample(c, 2.0);
+  CHECK(r.rx_Bps == doctest::Approx(4000));
+  CHECK(r.tx_Bps == doctest::Approx(0));
+}
+
 TEST_CASE("Runtime.Netprobe.InterfaceRatesSeeTheNamespacesOwnVeth") {
   NamespacePair ns("telec");
   if (!ns.available()) {

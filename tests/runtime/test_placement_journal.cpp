@@ -3,10 +3,13 @@
 // and data movement; the graph check of source ids.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "api/tasks.hpp"
 #include "runtime/coordinator.hpp"
 #include "runtime/node_facts_source.hpp"
 #include "schedulers/netaware/network_aware_policy.hpp"
+#include "schedulers/placement/first_fit.hpp"
 #include "schedulers/queue/fifo_queue.hpp"
 #include "support/memory_journal.hpp"
 #include "support/scripted_launcher.hpp"
@@ -161,4 +164,55 @@ TEST_CASE("Runtime.PlacementJournal.RecordsRideWithTheRunningEvent") {
   int running = 0;
   for (const auto& e : events) running += e.state == TaskState::running ? 1 : 0;
   CHECK(running == 3);
+}
+
+TEST_CASE("Runtime.PlacementJournal.APolicyThatExplainsNothingStillGivesTrainingRows") {
+  // Under first-fit (no explanation), a data task with telemetry is journaled with the chosen
+  // node's features and no estimate; a task that moves nothing is not.
+  ManualClock clock;
+  ScriptedLauncher launcher{clock};
+  MemoryJournal journal;
+  RunInfo info;
+  info.workflow_name = "observed";
+  const RunInfo run = journal.create_run(info).value();
+  FifoQueue queue;
+  FirstFit placement;
+  CancelToken cancel;
+  const std::vector<NodeInfo> nodes{NodeInfo{"slow", {2, 0, 0}}, NodeInfo{"fast", {2, 0, 0}}};
+  FixedTelemetry telemetry({10, 200});
+  CoordinatorOptions options;
+  options.clock = &clock;
+  options.log_dir = "/nonexistent/logs";
+  options.facts = &telemetry;
+
+  WorkflowGraph g;
+  const SourceId store = add_source(g, "store1", "10.0.0.5", 9000).value();
+  DataMovement d;
+  d.input_bytes = 10'000'000;
+  d.from = store;
+  g.add(with_data(shell_task("moves", "true"), d));
+  g.add(shell_task("computes", "true"));
+  clock.then([&] {
+    launcher.exit("moves");
+    launcher.exit("computes");
+  });
+  LauncherTable launchers{};
+  launchers.fill(&launcher);
+  Coordinator c(g, journal, run.id, nodes, queue, placement, launchers, options, &cancel);
+  auto result = c.run(nullptr);
+  REQUIRE_MESSAGE(result.ok(), result.status().message());
+
+  auto rows = journal.placements(run.id);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  const PlacementRow& r = (*rows)[0];
+  CHECK(r.name == "moves");
+  CHECK(r.policy == "first-fit");
+  CHECK(r.basis == "features only (placed by first-fit)");
+  REQUIRE(r.candidates.size() == 1);
+  CHECK(r.candidates[0].node == "slow");  // first fit
+  CHECK(std::isnan(r.candidates[0].predicted_s));
+  REQUIRE(r.candidates[0].features.size() == kFeatureCount);
+  CHECK(r.candidates[0].features[static_cast<std::size_t>(Feature::down_mbps)] ==
+        doctest::Approx(10));
 }

@@ -71,7 +71,7 @@ TEST_CASE("Schedulers.Features.QuotaSharedByRunningTasksSlowsTheCpuPart") {
   t.id = 0;
   t.data.cpu = 3s;
   c.facts(0).cpu_quota = 1.0;  // one core of quota
-  TaskSpec other;                // and one task already burns it
+  TaskSpec other;              // and one task already burns it
   other.id = 1;
   Placement there;
   there.fit = Fit::now;
