@@ -38,7 +38,8 @@ struct Args {
   std::string state_dir;
   std::string records;
   std::string grace;
-  std::string gen_params;  // --gen-params (generator_values)
+  std::vector<std::string> policy_options;  // --option KEY=VALUE, repeatable
+  std::string gen_params;                   // --gen-params (generator_values)
   std::uint64_t seed = 1;
   int seeds = 1;
   double scale = 1;
@@ -310,6 +311,18 @@ void run_simulate(const Args& a) {
     policy_options.set(
         {"grace", {"--grace"}, {OptionValue::Kind::scalar, a.grace, {}, {"--grace"}}});
   }
+  for (const auto& kv : a.policy_options) {
+    // A scalar option for whichever policy of the run takes it (network-aware's model: FILE,
+    // random's seed: N), checked by that policy like the same key in a workflow file.
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      fail(invalid_argument("--option: '" + kv +
+                            "' is not KEY=VALUE (e.g. --option model=jct.json)"));
+    }
+    const OptionOrigin flag{"--option " + kv.substr(0, eq)};
+    policy_options.set(
+        {kv.substr(0, eq), flag, {OptionValue::Kind::scalar, kv.substr(eq + 1), {}, flag}});
+  }
   double partition_s = 0;
   if (!a.partition.empty()) {
     auto p = parse_duration(a.partition);
@@ -425,6 +438,9 @@ void add_simulate_command(CLI::App& app) {
                   "past runtimes (default: .chorus)");
   cmd->add_option("--gen-params", args->gen_params, generator_params_help());
   cmd->add_option("--grace", args->grace, "UWFQ/CFQ grace period for returning users (e.g. 1s)");
+  cmd->add_option("--option", args->policy_options,
+                  "A policy option KEY=VALUE, as in a workflow's scheduler section (e.g. "
+                  "model=jct.json for network-aware, seed=3 for random); repeatable");
   cmd->add_option("--records", args->records,
                   "Write per-job records (first seed) to FILE.csv or FILE.json");
   cmd->add_flag("--json", args->json, "Print one JSON object keyed by policy");

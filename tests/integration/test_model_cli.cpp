@@ -47,6 +47,30 @@ TEST_CASE("Integration.ModelCli.SimulatorRowsTrainAModelThatLoads") {
   REQUIRE_MESSAGE(model.ok(), model.status().message());
   CHECK(model->tree_count() == 40);
   CHECK_FALSE(file_exists(dir / "model.json.tmp"));
+
+  // The simulator runs network-aware with that model (--option), as a workflow's
+  // `scheduler: {placement: network-aware, model: FILE}` would.
+  auto with_model =
+      chorus_bounded({"simulate", "--workload", "gen:4supersmall", "--scale", "0.02", "--cluster",
+                      "4x2", "--network", "gen:sources=2,seed=4", "--data", "in=1:50,out=0:5",
+                      "--placement", "network-aware", "--option", "model=model.json", "--json"},
+                     dir.path());
+  CHECK_MESSAGE(with_model.exit_code == 0, with_model.err);
+  auto missing = chorus_bounded({"simulate", "--workload", "gen:4supersmall", "--placement",
+                                 "network-aware", "--option", "model=absent.json"},
+                                dir.path());
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.err,
+                 "--option model: 'model' of placement policy 'network-aware': "
+                 "absent.json: cannot open the model file"));
+  auto untaken =
+      chorus_bounded({"simulate", "--workload", "gen:4supersmall", "--option", "x=1"}, dir.path());
+  CHECK(untaken.exit_code == 2);
+  CHECK(contains(untaken.err, "--option x: queue policy"));
+  auto malformed = chorus_bounded(
+      {"simulate", "--workload", "gen:4supersmall", "--option", "model"}, dir.path());
+  CHECK(malformed.exit_code == 2);
+  CHECK(contains(malformed.err, "is not KEY=VALUE"));
 }
 
 TEST_CASE("Integration.ModelCli.TrainRefusesNoRunsTooFewRowsAndRunsWithoutRecords") {
