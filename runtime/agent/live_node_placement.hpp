@@ -32,6 +32,19 @@ class LiveNodePlacement final : public PlacementPolicy {
   double score(const TaskSpec& task, const NodeView& node) const override {
     return inner_->score(task, node);
   }
+  // The batch hooks pass through: without them a wrapped network-aware policy was scored node by
+  // node (its model never consulted, each snapshot taken as fresh) and its decisions were not
+  // explained (the journal kept only the chosen node's features).
+  bool batch_scores() const override { return inner_->batch_scores(); }
+  void score_all(const TaskSpec& task, std::span<const NodeView* const> nodes, TimePoint now,
+                 std::span<double> scores) const override {
+    inner_->score_all(task, nodes, now, scores);
+  }
+  bool explain(const TaskSpec& task, std::span<const NodeView* const> nodes,
+               std::span<const double> scores, std::size_t chosen, TimePoint now,
+               PlacementExplanation& out) const override {
+    return inner_->explain(task, nodes, scores, chosen, now, out);
+  }
 
  private:
   std::unique_ptr<PlacementPolicy> inner_;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "api/tasks.hpp"
+#include "runtime/agent/live_node_placement.hpp"
 #include "runtime/coordinator.hpp"
 #include "runtime/node_facts_source.hpp"
 #include "schedulers/netaware/network_aware_policy.hpp"
@@ -215,4 +216,48 @@ TEST_CASE("Runtime.PlacementJournal.APolicyThatExplainsNothingStillGivesTraining
   REQUIRE(r.candidates[0].features.size() == kFeatureCount);
   CHECK(r.candidates[0].features[static_cast<std::size_t>(Feature::down_mbps)] ==
         doctest::Approx(10));
+}
+
+TEST_CASE("Runtime.PlacementJournal.TheAgentsWrapperKeepsTheBatchHooks") {
+  // With agents the run's policy is wrapped in LiveNodePlacement: network-aware must still be
+  // scored in one batch (its model path) and explain its decisions, not fall to per-node score().
+  ManualClock clock;
+  ScriptedLauncher launcher{clock};
+  MemoryJournal journal;
+  RunInfo info;
+  info.workflow_name = "wrapped";
+  const RunInfo run = journal.create_run(info).value();
+  FifoQueue queue;
+  NetworkAwarePolicy::Options o;
+  o.source_names = {"store1"};
+  auto placement = live_nodes_only(std::make_unique<NetworkAwarePolicy>(o),
+                                   [](std::string_view) { return true; });
+  REQUIRE(placement->batch_scores());
+  CancelToken cancel;
+  const std::vector<NodeInfo> nodes{NodeInfo{"slow", {2, 0, 0}}, NodeInfo{"fast", {2, 0, 0}}};
+  FixedTelemetry telemetry({10, 200});
+  CoordinatorOptions options;
+  options.clock = &clock;
+  options.log_dir = "/nonexistent/logs";
+  options.facts = &telemetry;
+
+  WorkflowGraph g;
+  const SourceId store = add_source(g, "store1", "10.0.0.5", 9000).value();
+  DataMovement d;
+  d.input_bytes = 10'000'000;
+  d.from = store;
+  g.add(with_data(shell_task("moves", "true"), d));
+  clock.then([&] { launcher.exit("moves"); });
+  LauncherTable launchers{};
+  launchers.fill(&launcher);
+  Coordinator c(g, journal, run.id, nodes, queue, *placement, launchers, options, &cancel);
+  auto result = c.run(nullptr);
+  REQUIRE_MESSAGE(result.ok(), result.status().message());
+  auto rows = journal.placements(run.id);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].basis == "analytic (no model)");
+  REQUIRE((*rows)[0].candidates.size() == 2);
+  CHECK((*rows)[0].candidates[0].node == "fast");
+  CHECK(std::isfinite((*rows)[0].candidates[0].predicted_s));
 }
