@@ -64,9 +64,12 @@ Result<std::map<std::string, double>> resolve(std::string_view gen,
     v[s.key] = s.default_value;
     keys.push_back(s.key);
   }
-  for (const auto& [key, value] : given) {
+  for (const auto& entry : given) {
+    // Named copies, not a structured binding: clang 14 cannot capture a binding in a lambda.
+    const auto& key = entry.first;
+    const auto& value = entry.second;
     auto it = std::find_if(specs.begin(), specs.end(),
-                           [&](const GeneratorParam& s) { return s.key == key; });
+                           [&key](const GeneratorParam& s) { return s.key == key; });
     if (it == specs.end()) {
       return invalid_argument("generator '" + std::string(gen) + "' takes no parameter '" + key +
                               "'" + did_you_mean(key, keys) + "; it takes: " + join(keys));
