@@ -32,37 +32,15 @@ struct Args {
   bool json = false;
 };
 
-// The data-size syntax of workflow files (decimal units; KiB... binary; bare = bytes).
+// The data-size syntax of workflow files (core/units: parse_data_bytes), capped at what one
+// transfer of the data-server protocol may carry.
 Result<std::uint64_t> parse_size(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || !std::isfinite(v) || v < 0) {
-    return Status(ErrorCode::invalid_argument, "'" + text + "' is not a size (e.g. 64MB)");
-  }
-  std::string unit = text.substr(used);
-  double scale = 0;
-  if (unit.empty() || unit == "B") scale = 1;
-  const char* units = "KMGT";
-  for (int i = 0; i < 4; ++i) {
-    const std::string u(1, units[i]);
-    if (unit == u || unit == u + "B") scale = std::pow(1e3, i + 1);
-    if (unit == u + "iB") scale = std::pow(1024.0, i + 1);
-  }
-  if (unit == "k" || unit == "kB") scale = 1e3;
-  if (scale == 0) {
-    return Status(ErrorCode::invalid_argument, "'" + text + "': unknown size unit '" + unit +
-                                                   "' (B, KB, MB, GB, KiB, MiB, ...)");
-  }
-  const double bytes = std::ceil(v * scale);
-  if (bytes > static_cast<double>(netprobe::kMaxTransfer)) {
+  auto bytes = parse_data_bytes(text);
+  if (!bytes.ok()) return bytes.status();
+  if (*bytes > netprobe::kMaxTransfer) {
     return Status(ErrorCode::invalid_argument, "'" + text + "' is more than one transfer allows");
   }
-  return static_cast<std::uint64_t>(bytes);
+  return *bytes;
 }
 
 Result<std::pair<std::string, int>> parse_endpoint(const std::string& option,
