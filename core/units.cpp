@@ -89,6 +89,20 @@ std::string format_duration(Duration d) {
   return buf;
 }
 
+namespace {
+// A size's number and its unit (upper-cased, spaces dropped); the number is negative when the
+// text does not start with one. Shared by memory and data sizes, which differ in their units.
+double read_size(std::string_view text, std::string& unit) {
+  std::size_t pos = 0;
+  const double v = read_number(text, pos);
+  for (; pos < text.size(); ++pos) {
+    if (!std::isspace(static_cast<unsigned char>(text[pos])))
+      unit += static_cast<char>(std::toupper(static_cast<unsigned char>(text[pos])));
+  }
+  return v;
+}
+}  // namespace
+
 Result<std::int64_t> parse_memory_mb(std::string_view input) {
   std::string_view text = trim(input);
   auto bad = [&](const std::string& why) {
@@ -97,14 +111,9 @@ Result<std::int64_t> parse_memory_mb(std::string_view input) {
   };
   if (text.empty()) return bad("empty");
   if (text.front() == '-') return bad("must not be negative");
-  std::size_t pos = 0;
-  double v = read_number(text, pos);
-  if (v < 0) return bad("expected a number");
   std::string unit;
-  for (; pos < text.size(); ++pos) {
-    if (!std::isspace(static_cast<unsigned char>(text[pos])))
-      unit += static_cast<char>(std::toupper(static_cast<unsigned char>(text[pos])));
-  }
+  const double v = read_size(text, unit);
+  if (v < 0) return bad("expected a number");
   if (unit.size() > 1 && (unit.ends_with("IB") || unit.ends_with("B"))) {
     unit.resize(unit.ends_with("IB") ? unit.size() - 2 : unit.size() - 1);
   }
@@ -132,14 +141,9 @@ Result<std::uint64_t> parse_data_bytes(std::string_view input) {
   };
   if (text.empty()) return bad("empty");
   if (text.front() == '-') return bad("must not be negative");
-  std::size_t pos = 0;
-  double v = read_number(text, pos);
-  if (v < 0) return bad("expected a number");
   std::string unit;
-  for (; pos < text.size(); ++pos) {
-    if (!std::isspace(static_cast<unsigned char>(text[pos])))
-      unit += static_cast<char>(std::toupper(static_cast<unsigned char>(text[pos])));
-  }
+  const double v = read_size(text, unit);
+  if (v < 0) return bad("expected a number");
   bool binary = false;
   if (unit.size() > 2 && unit.ends_with("IB")) {
     binary = true;
