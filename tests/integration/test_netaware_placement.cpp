@@ -15,28 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include "support/netbed.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
-
-namespace {
-
-std::string netbed_py() {
-  return source_dir() + "/tests/netbed/netbed.py";
-}
-
-ProcessResult netbed(const std::vector<std::string>& args, const std::string& cwd) {
-  std::vector<std::string> argv{"python3", netbed_py()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, cwd);
-}
-
-struct BedGuard {
-  std::string prefix, cwd;
-  ~BedGuard() { netbed({"down", "--prefix", prefix}, cwd); }
-};
-
-}  // namespace
 
 TEST_CASE("Integration.NetAware.ChoosesTheClearlyBestNodeOnTheBed") {
   if (::geteuid() != 0) {

@@ -13,30 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "support/netbed.hpp"
 #include "support/process.hpp"
 
 using namespace chorus::test;
 
 namespace {
 
-std::string netbed_py() {
-  return source_dir() + "/tests/netbed/netbed.py";
-}
 std::string relay_bin() {
   return binary_dir() + "/tests/delay_relay";
 }
-
-ProcessResult netbed(const std::vector<std::string>& args, const std::string& cwd) {
-  std::vector<std::string> argv{"python3", netbed_py()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, cwd);
-}
-
-// Removes the bed whatever happens to the test case.
-struct BedGuard {
-  std::string prefix, cwd;
-  ~BedGuard() { netbed({"down", "--prefix", prefix}, cwd); }
-};
 
 bool contains(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
