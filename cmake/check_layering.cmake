@@ -30,7 +30,9 @@ set(third_party
   "Cbc_C_Interface.h=schedulers/planners/"
   # XGBoost trains the completion-time model (chorus model train) and nothing else: the decision
   # loop evaluates the dumped trees with schedulers/netaware/tree_model.cpp.
-  "xgboost/=schedulers/netaware/training/")
+  "xgboost/=schedulers/netaware/training/"
+  # Eigen computes the quorum rounds' training workloads (chorus_quorum_sgd) and nothing else.
+  "Eigen/=schedulers/quorum/sgd/")
 # Known departures, each with its reason (keep this list short; each entry is a debt).
 #   schedulers/planners/platform_reader.cpp reads platform YAML files with yaml-cpp itself: the
 #   planners' platform format predates the rule; it belongs in workflows/.

@@ -13,6 +13,8 @@
 #include "schedulers/queue/fifo_queue.hpp"
 #include "schedulers/queue/ujf_queue.hpp"
 #include "schedulers/queue/uwfq_queue.hpp"
+#include "schedulers/quorum/static_quorum.hpp"
+#include "schedulers/quorum/wait_all.hpp"
 
 namespace chorus {
 
@@ -30,6 +32,8 @@ void register_builtin_policies(PolicyRegistry& r) {
   r.add_placement("network-aware", NetworkAwarePolicy::option_specs(),
                   NetworkAwarePolicy::from_args);
   r.add_placement("network-cost", NetworkCostPolicy::option_specs(), NetworkCostPolicy::from_args);
+  r.add_quorum("wait-all", [] { return std::make_unique<WaitAllQuorum>(); });
+  r.add_quorum("static", StaticQuorum::option_specs(), StaticQuorum::from_args);
 }
 
 }  // namespace chorus

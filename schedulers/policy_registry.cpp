@@ -111,25 +111,41 @@ std::unique_ptr<Policy> build(const PolicyRegistry::Entry<Policy>& entry, const 
 template <typename Policy>
 using Table = std::map<std::string, PolicyRegistry::Entry<Policy>>;
 
+// One policy of `table` with its own options; nullptr after adding issues (`unknown` set when
+// the name is not in the table).
 template <typename Policy>
-Result<std::unique_ptr<Policy>> make_one(const Table<Policy>& table, const char* kind,
-                                         const std::string& name, const PolicyOptions& options,
-                                         const PolicyContext& context) {
-  std::vector<OptionIssue> issues;
-  const auto* entry = find_policy(table, kind, name, {}, issues);
-  if (entry == nullptr) return not_found(format_issues(issues));
+std::unique_ptr<Policy> make_located(const Table<Policy>& table, const char* kind,
+                                     const std::string& name, const OptionOrigin& at,
+                                     const PolicyOptions& options, const PolicyContext& context,
+                                     std::vector<OptionIssue>& issues, bool& unknown) {
+  const auto* entry = find_policy(table, kind, name, at, issues);
+  unknown = entry == nullptr;
+  if (entry == nullptr) return nullptr;
+  const std::size_t before = issues.size();
   for (const OptionEntry& e : options.entries) {
     if (spec_of(entry->options, e.key) == nullptr)
       refuse_option(table, kind, name, entry->options, e, issues);
   }
-  if (!issues.empty()) return invalid_argument(format_issues(issues));
-  auto policy = build(*entry, kind, name, {}, options, context, issues);
+  if (issues.size() != before) return nullptr;
+  return build(*entry, kind, name, at, options, context, issues);
+}
+
+template <typename Policy>
+Result<std::unique_ptr<Policy>> make_one(const Table<Policy>& table, const char* kind,
+                                         const std::string& name, const PolicyOptions& options,
+                                         const PolicyContext& context,
+                                         const OptionOrigin& at = {}) {
+  std::vector<OptionIssue> issues;
+  bool unknown = false;
+  auto policy = make_located(table, kind, name, at, options, context, issues, unknown);
+  if (unknown) return not_found(format_issues(issues));
   if (!policy) return invalid_argument(format_issues(issues));
   return policy;
 }
 
 constexpr const char* kQueue = "queue policy";
 constexpr const char* kPlacement = "placement policy";
+constexpr const char* kQuorum = "quorum policy";
 
 }  // namespace
 
@@ -161,6 +177,34 @@ void PolicyRegistry::add_placement(std::string name, PlacementFactory factory) {
 void PolicyRegistry::add_placement(std::string name, std::vector<OptionSpec> options,
                                    PlacementBuilder builder) {
   placements_[std::move(name)] = {std::move(options), std::move(builder)};
+}
+
+void PolicyRegistry::add_quorum(std::string name, QuorumFactory factory) {
+  quorums_[std::move(name)] = {
+      {}, [f = std::move(factory)](PolicyArgs&) -> Result<std::unique_ptr<QuorumPolicy>> {
+        return f();
+      }};
+}
+
+void PolicyRegistry::add_quorum(std::string name, std::vector<OptionSpec> options,
+                                QuorumBuilder builder) {
+  quorums_[std::move(name)] = {std::move(options), std::move(builder)};
+}
+
+Result<std::unique_ptr<QuorumPolicy>> PolicyRegistry::make_quorum(const std::string& name,
+                                                                  const PolicyOptions& options,
+                                                                  const PolicyContext& context,
+                                                                  const OptionOrigin& at) const {
+  return make_one(quorums_, kQuorum, name, options, context, at);
+}
+
+std::vector<OptionIssue> PolicyRegistry::check_quorum(const std::string& name,
+                                                      const OptionOrigin& at,
+                                                      const PolicyOptions& options) const {
+  std::vector<OptionIssue> issues;
+  bool unknown = false;
+  make_located(quorums_, kQuorum, name, at, options, {}, issues, unknown);
+  return issues;
 }
 
 Result<std::unique_ptr<QueuePolicy>> PolicyRegistry::make_queue(
@@ -262,6 +306,15 @@ std::vector<OptionSpec> PolicyRegistry::queue_options(const std::string& name) c
 std::vector<OptionSpec> PolicyRegistry::placement_options(const std::string& name) const {
   auto it = placements_.find(name);
   return it == placements_.end() ? std::vector<OptionSpec>{} : it->second.options;
+}
+
+std::vector<OptionSpec> PolicyRegistry::quorum_options(const std::string& name) const {
+  auto it = quorums_.find(name);
+  return it == quorums_.end() ? std::vector<OptionSpec>{} : it->second.options;
+}
+
+std::vector<std::string> PolicyRegistry::quorum_names() const {
+  return keys(quorums_);
 }
 
 std::vector<std::string> PolicyRegistry::queue_names() const {

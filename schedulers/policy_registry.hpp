@@ -20,6 +20,7 @@
 #include "core/workflow_graph.hpp"
 #include "schedulers/policy.hpp"
 #include "schedulers/policy_options.hpp"
+#include "schedulers/quorum/quorum_policy.hpp"
 
 namespace chorus {
 
@@ -43,6 +44,8 @@ class PolicyRegistry {
   using QueueBuilder = std::function<Result<std::unique_ptr<QueuePolicy>>(PolicyArgs& args)>;
   using PlacementBuilder =
       std::function<Result<std::unique_ptr<PlacementPolicy>>(PolicyArgs& args)>;
+  using QuorumFactory = std::function<std::unique_ptr<QuorumPolicy>()>;
+  using QuorumBuilder = std::function<Result<std::unique_ptr<QuorumPolicy>>(PolicyArgs& args)>;
 
   // A registry holding the built-in policies.
   static PolicyRegistry with_builtins();
@@ -52,6 +55,8 @@ class PolicyRegistry {
   void add_queue(std::string name, std::vector<OptionSpec> options, QueueBuilder builder);
   void add_placement(std::string name, PlacementFactory factory);
   void add_placement(std::string name, std::vector<OptionSpec> options, PlacementBuilder builder);
+  void add_quorum(std::string name, QuorumFactory factory);
+  void add_quorum(std::string name, std::vector<OptionSpec> options, QuorumBuilder builder);
 
   // One policy with its own options. Errors: not_found for an unknown name, listing the known
   // ones ("unknown queue policy 'fifoo' (did you mean 'fifo'?); known: fair, fifo, uwfq");
@@ -64,6 +69,18 @@ class PolicyRegistry {
   Result<std::unique_ptr<PlacementPolicy>> make_placement(const std::string& name,
                                                           const PolicyOptions& options = {},
                                                           const PolicyContext& context = {}) const;
+
+  // A quorum policy (schedulers/quorum/quorum_policy.hpp) with its options: a workflow's
+  // `quorum: {policy: dbw, ...}` (`at` where the name was written, the options every key but
+  // `policy` and `n`), the simulator's and the parameter server's flags. Errors as make_queue's,
+  // located at `at` and at the options' own positions.
+  Result<std::unique_ptr<QuorumPolicy>> make_quorum(const std::string& name,
+                                                    const PolicyOptions& options = {},
+                                                    const PolicyContext& context = {},
+                                                    const OptionOrigin& at = {}) const;
+  // The problems make_quorum would report, located (the workflow reader's check).
+  std::vector<OptionIssue> check_quorum(const std::string& name, const OptionOrigin& at,
+                                        const PolicyOptions& options) const;
 
   // The policies of a scheduler section (empty names: kDefaultQueuePolicy,
   // kDefaultPlacementPolicy), its options split between them: each key goes to the queue policy
@@ -84,9 +101,11 @@ class PolicyRegistry {
   // A policy's options; empty for one without options or an unknown name.
   std::vector<OptionSpec> queue_options(const std::string& name) const;
   std::vector<OptionSpec> placement_options(const std::string& name) const;
+  std::vector<OptionSpec> quorum_options(const std::string& name) const;
 
   std::vector<std::string> queue_names() const;
   std::vector<std::string> placement_names() const;
+  std::vector<std::string> quorum_names() const;
 
   template <typename Policy>
   struct Entry {
@@ -97,6 +116,7 @@ class PolicyRegistry {
  private:
   std::map<std::string, Entry<QueuePolicy>> queues_;
   std::map<std::string, Entry<PlacementPolicy>> placements_;
+  std::map<std::string, Entry<QuorumPolicy>> quorums_;
 };
 
 // The built-in policies: one line each in builtin_policies.cpp.

@@ -13,7 +13,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libyaml-cpp-dev libsqlite3-dev sqlite3 doctest-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  libzmq3-dev cppzmq-dev libre2-dev libxgboost-dev iproute2
+  libzmq3-dev cppzmq-dev libre2-dev libxgboost-dev libeigen3-dev iproute2
   libopenmpi-dev openmpi-bin libpmix-dev
   procps python3 coinor-libcbc-dev chromium
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
@@ -37,6 +37,8 @@ BUILD_TYPE=${BUILD_TYPE:-Release}
 SANITIZE=${CHORUS_SANITIZE:-OFF}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DCHORUS_SANITIZE="$SANITIZE" >/dev/null
 cmake --build "$BUILD_DIR"
+# The digits data set of the quorum training workload (schedulers/quorum/sgd/digits.hpp).
+scripts/fetch_digits.sh "$BUILD_DIR/data"
 
 # The libFuzzer targets: clang 14 with ASan+UBSan, only the readers' libraries (CHORUS_FUZZ).
 fuzz_build() {
