@@ -45,8 +45,8 @@ int run_command(RunArgs a) {
   NodeInfo machine = local_node_info();
   if (a.cores > 0) machine.capacity.cores = a.cores;
   auto graph = a.cores > 0 && !a.oversubscribe
-                   ? load_workflow_for_cli(a.file, machine.capacity, "this run (--cores)")
-                   : load_workflow_for_cli(a.file, a.oversubscribe);
+                   ? load_workflow_for_cli(a.file, machine.capacity, "this run (--cores)", a.queue)
+                   : load_workflow_for_cli(a.file, a.oversubscribe, a.queue);
   if (!graph.ok()) {
     print_error(graph.status().message());
     return kExitBadInput;

@@ -9,14 +9,16 @@
 
 namespace chorus::cli {
 
-Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversubscribe) {
+Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversubscribe,
+                                            const std::string& queue_override) {
   Resources largest = local_node_info().capacity;
   if (oversubscribe) largest.cores = INT_MAX / 4;
-  return load_workflow_for_cli(path, largest, "this machine");
+  return load_workflow_for_cli(path, largest, "this machine", queue_override);
 }
 
 namespace {
-Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions options);
+Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions options,
+                                const std::string& queue_override = {});
 }  // namespace
 
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
@@ -33,22 +35,28 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
 }
 
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resources& largest_node,
-                                            const std::string& machine_phrase) {
+                                            const std::string& machine_phrase,
+                                            const std::string& queue_override) {
   WorkflowLoadOptions options;
   options.largest_node = largest_node;
   options.machine_phrase = machine_phrase;
-  return load_with(path, std::move(options));
+  return load_with(path, std::move(options), queue_override);
 }
 
 namespace {
-Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions options) {
+Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions options,
+                                const std::string& queue_override) {
   std::error_code ec;
   options.base_dir = std::filesystem::current_path(ec).string();
   // Policy names and their options are checked by the policies, located in the file, with the
   // file's other problems.
   const auto registry = PolicyRegistry::with_builtins();
-  options.check_scheduler = [&registry](const SchedulerChoice& choice) {
-    return registry.check(choice);
+  options.check_scheduler = [&registry, &queue_override](const SchedulerChoice& choice) {
+    if (queue_override.empty()) return registry.check(choice);
+    SchedulerChoice as_run = choice;
+    as_run.queue = queue_override;
+    as_run.queue_at = {"--queue"};
+    return registry.check(as_run);
   };
   return load_workflow_file(path, options);
 }

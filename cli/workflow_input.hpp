@@ -11,10 +11,15 @@
 
 namespace chorus::cli {
 
-Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversubscribe);
+// `queue_override` (chorus run --queue) replaces the file's queue policy when the file's
+// scheduler options are checked, so options meant for the flag's policy are not refused as the
+// file's policy's.
+Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, bool oversubscribe,
+                                            const std::string& queue_override = {});
 // The same, judged against `largest_node` (named `machine_phrase` in messages) instead.
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resources& largest_node,
-                                            const std::string& machine_phrase);
+                                            const std::string& machine_phrase,
+                                            const std::string& queue_override = {});
 // The same, judged against the nodes of an allocation (MPI tasks may spread over them).
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
                                             const std::vector<NodeInfo>& nodes);

@@ -52,3 +52,22 @@ TEST_CASE("Integration.FairShare.UwfqRunsTheShortTasksEarly") {
   REQUIRE(bob.size() == 5);
   CHECK(bob.back() < 20);  // bob's last task started among the first few, not after the flood
 }
+
+// `chorus run --queue` replaces the file's queue policy: the file's options are checked against
+// the policy that will run, so weights for uwfq are not refused as fifo's, and the other way
+// round they are refused at their place in the file.
+TEST_CASE("Integration.FairShare.QueueFlagChoosesWhoseOptionsTheFileHas") {
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"Y(name: flagged
+scheduler: {queue: fifo, weights: {alice: 2}}
+tasks:
+  - {name: a, user: alice, command: [true]}
+)Y");
+  auto refused = run_chorus({"run", "wf.yaml"}, dir.path());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("wf.yaml:2:26: queue policy 'fifo' takes no option 'weights'") !=
+        std::string::npos);
+  auto ran = run_chorus({"run", "wf.yaml", "--queue", "uwfq"}, dir.path());
+  INFO(ran.err);
+  CHECK(ran.exit_code == 0);
+}
