@@ -185,9 +185,11 @@ void Output::simulation(const SimulationTable& t) const {
                t.workload.c_str(), t.jobs, t.tasks, t.cluster.c_str(), t.total_cores, t.seeds,
                t.seeds == 1 ? "" : "s (medians)", static_cast<unsigned long long>(t.first_seed),
                t.partition.empty() ? "" : (", partitioned to " + t.partition).c_str());
-  std::fprintf(out_, "%-10s %11s %11s %11s %11s %11s %9s %9s %6s %6s %10s\n", "policy",
+  // jain: Jain's index of received / entitled service; attain, min att: the fair attainment's
+  // Jain index and its worst user (schedulers/sim/metrics.hpp).
+  std::fprintf(out_, "%-10s %11s %11s %11s %11s %11s %9s %9s %6s %6s %7s %6s %10s\n", "policy",
                "small mean", "small p90", "large mean", "p90", "worst10%", "slowdown", "large sd",
-               "jain", "viol", "makespan");
+               "jain", "attain", "min att", "viol", "makespan");
   // NaN (no job of the class) prints as "-".
   auto cell = [](double v, int width, const char* unit) {
     char buf[32];
@@ -201,14 +203,14 @@ void Output::simulation(const SimulationTable& t) const {
   };
   for (const auto& [name, metrics] : t.policies) {
     const sim::Metrics& m = *metrics;
-    std::fprintf(out_, "%-10s %s %s %s %s %s %s %s %6.3f %6.3f %9.1fs\n", name.c_str(),
+    std::fprintf(out_, "%-10s %s %s %s %s %s %s %s %6.3f %6.3f %7.3f %6.3f %9.1fs\n", name.c_str(),
                  cell(m.small_mean_response_s, 11, "s").c_str(),
                  cell(m.small_p90_response_s, 11, "s").c_str(),
                  cell(m.large_mean_response_s, 11, "s").c_str(),
                  cell(m.p90_response_s, 11, "s").c_str(),
                  cell(m.worst10_response_s, 11, "s").c_str(), cell(m.mean_slowdown, 9, "").c_str(),
-                 cell(m.large_mean_slowdown, 9, "").c_str(), m.jain_users,
-                 m.deadline_violation_ratio, m.makespan_s);
+                 cell(m.large_mean_slowdown, 9, "").c_str(), m.jain_users, m.fair_attainment_jain,
+                 m.fair_attainment_min, m.deadline_violation_ratio, m.makespan_s);
   }
 }
 
