@@ -414,6 +414,9 @@ void add_simulate_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("simulate", "Replay a workload through queue policies in simulated time");
   auto args = std::make_shared<Args>();
+  // The policies that take an option, from the registry (a new policy shows up by itself).
+  const auto registry = PolicyRegistry::with_builtins();
+  auto takers = [&registry](const char* key) { return join(registry.queues_taking(key)); };
   cmd->add_option("--workload,-w", args->workload,
                   "A job file (.json/.csv), a workflow (.yaml) or gen:MIX (" +
                       join(sim::generator_names()) + ")")
@@ -431,13 +434,15 @@ void add_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--partition", args->partition,
                   "Split divisible jobs into tasks of about this runtime (e.g. 0.5s)");
-  cmd->add_option("--weights", args->weights,
-                  "User weights, USER=W,... (fair, ujf, cfq, uwfq; default: a workflow's own)");
+  cmd->add_option(
+      "--weights", args->weights,
+      "User weights, USER=W,... (" + takers("weights") + "; default: a workflow's own)");
   cmd->add_option("--state", args->state_dir,
                   "State folder whose journal gives a workflow's tasks without an estimate their "
                   "past runtimes (default: .chorus)");
   cmd->add_option("--gen-params", args->gen_params, generator_params_help());
-  cmd->add_option("--grace", args->grace, "UWFQ/CFQ grace period for returning users (e.g. 1s)");
+  cmd->add_option("--grace", args->grace,
+                  "Grace period for returning users, e.g. 1s (" + takers("grace") + ")");
   cmd->add_option("--option", args->policy_options,
                   "A policy option KEY=VALUE, as in a workflow's scheduler section (e.g. "
                   "model=jct.json for network-aware, seed=3 for random); repeatable");
