@@ -50,6 +50,10 @@ Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions opt
   options.check_scheduler = [&registry](const SchedulerChoice& choice) {
     return registry.check(choice);
   };
+  options.check_quorum = [&registry](const std::string& policy, const OptionOrigin& at,
+                                     const PolicyOptions& quorum_options) {
+    return registry.check_quorum(policy, at, quorum_options);
+  };
   return load_workflow_file(path, options);
 }
 }  // namespace
