@@ -104,9 +104,12 @@ TEST_CASE("Workflows.Quorum.BadInputIsLocated") {
   CHECK(error_of(ensemble("quorum: {n: 16, k: 12}"), o) ==
         "wf.yaml:10:21: 'n' of the quorum of task 'sim' is 16 but its foreach has 6 members "
         "(line 8): n must be the sweep's member count");
-  CHECK(error_of(ensemble("quorum: {policy: statc, k: 4}"), o) ==
-        "wf.yaml:10:26: unknown quorum policy 'statc' (did you mean 'static'?); known: static, "
-        "wait-all");
+  // The known names grow with the registry: only the start is pinned.
+  const std::string unknown = error_of(ensemble("quorum: {policy: statc, k: 4}"), o);
+  CHECK_MESSAGE(unknown.rfind("wf.yaml:10:26: unknown quorum policy 'statc' (did you mean "
+                              "'static'?); known: ",
+                              0) == 0,
+                unknown);
   CHECK(error_of(ensemble("quorum: {policy: static, kk: 4}"), o) ==
         "wf.yaml:10:34: quorum policy 'static' takes no option 'kk' (did you mean 'k'?); its "
         "options: b, k");
