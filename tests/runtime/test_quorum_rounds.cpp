@@ -1,0 +1,261 @@
+// Quorum rounds through the coordinator, step by step (scripted launcher, manual clock,
+// in-memory journal): a repeat group's sweep closes on the policy's word, the unfinished members
+// are dropped (stopped, journaled as dropped by quorum, not failures), the tasks after the sweep
+// run, the round's record is written, and a resumed run neither reruns the finished members nor
+// resurrects the dropped ones.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "api/tasks.hpp"
+#include "runtime/coordinator.hpp"
+#include "runtime/repeat_driver.hpp"
+#include "schedulers/placement/first_fit.hpp"
+#include "schedulers/policy_registry.hpp"
+#include "schedulers/queue/fifo_queue.hpp"
+#include "support/memory_journal.hpp"
+#include "support/process.hpp"
+#include "support/scripted_launcher.hpp"
+
+using namespace chorus;
+using chorus::test::ManualClock;
+using chorus::test::MemoryJournal;
+using chorus::test::ScriptedLauncher;
+using chorus::test::TempDir;
+
+namespace {
+
+using Lines = std::vector<std::string>;
+
+std::unique_ptr<QuorumPolicy> static_quorum(int k) {
+  PolicyOptions options;
+  options.entries.push_back(
+      {"k", {}, OptionValue{OptionValue::Kind::scalar, std::to_string(k), {}, {}}});
+  auto made = PolicyRegistry::with_builtins().make_quorum("static", options);
+  REQUIRE_MESSAGE(made.ok(), made.status().message());
+  return std::move(*made);
+}
+
+std::string sim_name(int round, int i) {
+  return "sim[round=" + std::to_string(round) + ",i=" + std::to_string(i) + "]";
+}
+
+// A group "ens" of `rounds` rounds: a sweep sim[round=R,i=0..4] with a quorum, then
+// merge[round=R] after all of it; the gate "ens" after every task of the round.
+WorkflowGraph ensemble(const std::string& dir, int rounds) {
+  WorkflowGraph g;
+  g.name = "quorum";
+  g.workdir = dir;
+  std::vector<TaskId> round1;
+  for (int i = 0; i < 5; ++i) round1.push_back(g.add(shell_task(sim_name(1, i), "true")));
+  TaskSpec merge = shell_task("merge[round=1]", "true", round1);
+  round1.push_back(g.add(merge));
+  TaskSpec gate = function_task("ens", [] {});
+  gate.held = true;
+  gate.after = round1;
+  RepeatGroup group;
+  group.name = "ens";
+  group.gate = g.add(gate);
+  group.max_rounds = rounds;
+  group.first_round = round1;
+  group.expand = [](int round) -> Result<RoundPlan> {
+    RoundPlan plan;
+    for (int i = 0; i < 5; ++i) {
+      plan.tasks.push_back(shell_task(sim_name(round, i), "true"));
+      plan.local_after.push_back({});
+    }
+    plan.tasks.push_back(shell_task("merge[round=" + std::to_string(round) + "]", "true"));
+    plan.local_after.push_back({0, 1, 2, 3, 4});
+    return plan;
+  };
+  group.until = [](int) -> Result<bool> { return false; };
+  QuorumSweep sweep;
+  sweep.name = "sim";
+  sweep.choice.policy = "static";
+  sweep.choice.n = 5;
+  sweep.members = {0, 1, 2, 3, 4};
+  sweep.file = dir + "/quorum/ens/round-{round}.json";
+  group.quorum = sweep;
+  g.repeats.push_back(std::move(group));
+  return g;
+}
+
+struct Session {
+  ManualClock clock;
+  ScriptedLauncher launcher{clock};
+  FifoQueue queue;
+  FirstFit placement;
+  CancelToken cancel;
+  std::vector<NodeInfo> nodes{NodeInfo{"n1", {8, 0, 0}}};
+
+  Result<RunSummary> go(const WorkflowGraph& g, MemoryJournal& journal, const std::string& run,
+                        const RunState* previous) {
+    std::vector<std::unique_ptr<QuorumPolicy>> policies;
+    policies.push_back(static_quorum(3));
+    RepeatDriver driver(g, std::move(policies));
+    CoordinatorOptions options;
+    options.clock = &clock;
+    options.log_dir = "/nonexistent/logs";
+    options.on_task_done = [&](const TaskSpec& t, TaskState s, TaskSubmitter& sub) {
+      driver.on_task_done(t, s, sub);
+    };
+    options.on_turn = [&](TimePoint now, TaskSubmitter& sub) { return driver.on_turn(now, sub); };
+    LauncherTable launchers{};
+    launchers.fill(&launcher);
+    Coordinator c(g, journal, run, nodes, queue, placement, launchers, options, &cancel);
+    auto result = c.run(previous);
+    CHECK_MESSAGE(clock.script_done(), "the run ended before the script did");
+    return result;
+  }
+
+  Lines launched() const {
+    Lines out;
+    for (const auto& l : launcher.launches) out.push_back(l.name);
+    return out;
+  }
+};
+
+Lines history(MemoryJournal& journal, const std::string& run, const std::string& task) {
+  Lines out;
+  for (const auto& e : journal.events(run).value()) {
+    if (e.name != task) continue;
+    std::string line = std::string(to_string(e.state)) + ":" + std::to_string(e.attempt);
+    if (!e.detail.empty()) line += ":" + e.detail;
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string new_run(MemoryJournal& journal) {
+  RunInfo info;
+  info.workflow_name = "quorum";
+  return journal.create_run(info).value().id;
+}
+
+}  // namespace
+
+TEST_CASE("Runtime.QuorumRounds.StaticClosesAfterKAndDropsTheRest") {
+  TempDir dir;
+  MemoryJournal journal;
+  const std::string run = new_run(journal);
+  const WorkflowGraph g = ensemble(dir.path(), 1);
+  Session s;
+  s.clock.then([&] {
+    for (int i = 0; i < 5; ++i) REQUIRE(s.launcher.running(sim_name(1, i)));
+    s.clock.advance(std::chrono::seconds(1));
+    s.launcher.exit(sim_name(1, 2));
+    s.launcher.exit(sim_name(1, 0));
+  });
+  s.clock.then([&] {
+    CHECK(s.launcher.cancels.empty());  // two of the three: the round waits
+    CHECK_FALSE(s.launcher.running("merge[round=1]"));
+    s.clock.advance(std::chrono::seconds(2));
+    s.launcher.exit(sim_name(1, 4));
+  });
+  s.clock.then_when([&] { return s.launcher.running("merge[round=1]"); },
+                    [&] {
+                      // The third closed the round: the other two were stopped, merge started.
+                      CHECK(s.launcher.cancels == Lines{sim_name(1, 1), sim_name(1, 3)});
+                      s.launcher.exit("merge[round=1]");
+                    });
+  s.clock.then_when([&] { return s.launcher.running("ens"); }, [&] { s.launcher.exit("ens"); });
+  auto summary = s.go(g, journal, run, nullptr);
+  REQUIRE_MESSAGE(summary.ok(), summary.status().message());
+  CHECK(summary->status == RunStatus::succeeded);
+  CHECK(summary->failures.empty());
+  CHECK(summary->progress.dropped == 2);
+  CHECK(summary->progress.failed == 0);
+  CHECK(history(journal, run, sim_name(1, 1)) ==
+        Lines{"running:1", "cancelled:1:dropped by quorum: round 1 of 'ens' closed with 3 of 5"});
+  CHECK(history(journal, run, sim_name(1, 0)) == Lines{"running:1", "succeeded:1"});
+  CHECK(history(journal, run, "merge[round=1]") == Lines{"running:1", "succeeded:1"});
+  const std::string record = read(dir.path() + "/quorum/ens/round-1.json");
+  CHECK(has(record, "\"round\": 1"));
+  CHECK(has(record, "\"n\": 5"));
+  CHECK(has(record, "\"k\": 3"));
+  CHECK(has(record, "\"used\": 3"));
+  CHECK(has(record, "\"members_used\": [\"" + sim_name(1, 2) + "\", \"" + sim_name(1, 0) +
+                        "\", \"" + sim_name(1, 4) + "\"]"));
+  CHECK(
+      has(record, "\"members_dropped\": [\"" + sim_name(1, 1) + "\", \"" + sim_name(1, 3) + "\"]"));
+  CHECK(has(record, "\"closed_after_s\": 3.000000"));
+}
+
+TEST_CASE("Runtime.QuorumRounds.EachRoundClosesOnItsOwn") {
+  TempDir dir;
+  MemoryJournal journal;
+  const std::string run = new_run(journal);
+  const WorkflowGraph g = ensemble(dir.path(), 2);
+  Session s;
+  for (int round = 1; round <= 2; ++round) {
+    s.clock.then_when(
+        [&s, round] { return s.launcher.running(sim_name(round, 4)); },
+        [&s, round] {
+          // Round 2's members finish in the other order: its fastest are 4, 3, 2.
+          for (int i : round == 1 ? std::vector<int>{0, 1, 2} : std::vector<int>{4, 3, 2}) {
+            s.launcher.exit(sim_name(round, i));
+          }
+        });
+    const std::string merge = "merge[round=" + std::to_string(round) + "]";
+    s.clock.then_when([&s, merge] { return s.launcher.running(merge); },
+                      [&s, merge] { s.launcher.exit(merge); });
+  }
+  s.clock.then_when([&] { return s.launcher.running("ens"); }, [&] { s.launcher.exit("ens"); });
+  auto summary = s.go(g, journal, run, nullptr);
+  REQUIRE_MESSAGE(summary.ok(), summary.status().message());
+  CHECK(summary->status == RunStatus::succeeded);
+  CHECK(summary->progress.dropped == 4);
+  CHECK(s.launcher.cancels ==
+        Lines{sim_name(1, 3), sim_name(1, 4), sim_name(2, 0), sim_name(2, 1)});
+  CHECK(has(read(dir.path() + "/quorum/ens/round-2.json"),
+            "\"members_dropped\": [\"" + sim_name(2, 0) + "\", \"" + sim_name(2, 1) + "\"]"));
+}
+
+TEST_CASE("Runtime.QuorumRounds.ResumeKeepsFinishedAndDroppedMembers") {
+  TempDir dir;
+  MemoryJournal journal;
+  const std::string run = new_run(journal);
+  const WorkflowGraph g = ensemble(dir.path(), 1);
+  {
+    // Session 1: the round closes, then the run is stopped while merge runs.
+    Session s;
+    s.clock.then([&] {
+      s.launcher.exit(sim_name(1, 0));
+      s.launcher.exit(sim_name(1, 2));
+      s.launcher.exit(sim_name(1, 3));
+    });
+    s.clock.then_when([&] { return s.launcher.running("merge[round=1]"); },
+                      [&] { s.cancel.request(); });
+    auto summary = s.go(g, journal, run, nullptr);
+    REQUIRE(summary.ok());
+    CHECK(summary->status == RunStatus::cancelled);
+  }
+  auto previous = journal.replay(run);
+  REQUIRE(previous.ok());
+  Session s;
+  s.clock.then_when([&] { return s.launcher.running("merge[round=1]"); },
+                    [&] { s.launcher.exit("merge[round=1]"); });
+  s.clock.then_when([&] { return s.launcher.running("ens"); }, [&] { s.launcher.exit("ens"); });
+  auto summary = s.go(g, journal, run, &*previous);
+  REQUIRE_MESSAGE(summary.ok(), summary.status().message());
+  CHECK(summary->status == RunStatus::succeeded);
+  // Neither the members that finished nor the dropped ones ran again; nothing was cancelled.
+  CHECK(s.launched() == Lines{"merge[round=1]", "ens"});
+  CHECK(s.launcher.cancels.empty());
+  CHECK(history(journal, run, sim_name(1, 4)) ==
+        Lines{"running:1", "cancelled:1:dropped by quorum: round 1 of 'ens' closed with 3 of 5"});
+  CHECK(has(read(dir.path() + "/quorum/ens/round-1.json"),
+            "\"members_dropped\": [\"" + sim_name(1, 1) + "\", \"" + sim_name(1, 4) + "\"]"));
+}
