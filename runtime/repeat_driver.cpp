@@ -32,6 +32,7 @@ RepeatDriver::RepeatDriver(const WorkflowGraph& graph,
       group.quorum.policy = std::move(quorums[gi]);
       group.quorum.ids.assign(g.quorum->members.size(), kNoTask);
       group.quorum.arrivals.assign(g.quorum->members.size(), kNever);
+      group.quorum.order.reserve(g.quorum->members.size());
     }
     for (TaskId id : g.first_round) members_.emplace(id, Member{index, 1, -1});
     if (group.quorum.policy) {
@@ -90,6 +91,7 @@ void RepeatDriver::begin_quorum(Group& group, const std::vector<TaskId>& round_i
     q.ids[w] = sweep.members[w] < round_ids.size() ? round_ids[sweep.members[w]] : kNoTask;
   }
   std::fill(q.arrivals.begin(), q.arrivals.end(), kNever);
+  q.order.clear();
   q.received = 0;
   q.start = seconds(submitter.now());
   q.begun = true;
@@ -106,6 +108,7 @@ void RepeatDriver::arrive(Group& group, int worker, TaskSubmitter& submitter) {
   if (!q.open) return;
   const double t = seconds(submitter.now());
   q.arrivals[static_cast<std::size_t>(worker)] = t;
+  q.order.push_back(worker);
   ++q.received;
   Arrival a;
   a.worker = worker;
@@ -134,23 +137,17 @@ void RepeatDriver::close_quorum(Group& group, double at, TaskSubmitter& submitte
   record.closed_after_s = at - q.start;
   // Drop first: whoever is dropped is in the record as dropped (a member finished before, whose
   // arrival a resumed session has not replayed yet, is late).
-  std::vector<std::size_t> order;
-  order.reserve(q.ids.size());
   for (std::size_t w = 0; w < q.ids.size(); ++w) {
-    if (q.arrivals[w] != kNever) {
-      order.push_back(w);
-    } else if (q.ids[w] != kNoTask) {
-      (void)submitter.drop(q.ids[w], why);
-    }
+    if (q.arrivals[w] == kNever && q.ids[w] != kNoTask) (void)submitter.drop(q.ids[w], why);
   }
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return q.arrivals[a] < q.arrivals[b]; });
   if (!sweep.file.empty()) {
     const auto& tasks_of = [&](TaskId id) -> std::string {
       return id == kNoTask ? std::string() : std::string(submitter.task_name(id));
     };
-    for (std::size_t w : order)
-      record.used.push_back({tasks_of(q.ids[w]), q.arrivals[w] - q.start});
+    for (int w : q.order) {
+      const auto i = static_cast<std::size_t>(w);
+      record.used.push_back({tasks_of(q.ids[i]), q.arrivals[i] - q.start});
+    }
     for (std::size_t w = 0; w < q.ids.size(); ++w) {
       if (q.arrivals[w] != kNever || q.ids[w] == kNoTask) continue;
       (submitter.dropped(q.ids[w]) ? record.dropped : record.late).push_back({tasks_of(q.ids[w])});

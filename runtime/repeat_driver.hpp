@@ -59,6 +59,7 @@ class RepeatDriver {
     std::unique_ptr<QuorumPolicy> policy;
     std::vector<TaskId> ids;       // member i's task this round
     std::vector<double> arrivals;  // seconds on the driver's clock; kNever until it arrived
+    std::vector<int> order;        // the workers that arrived, in arrival order
     double start = 0;
     int received = 0;
     bool open = false;  // begun and not closed

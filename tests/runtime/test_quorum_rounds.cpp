@@ -118,7 +118,8 @@ struct Session {
 
 Lines history(MemoryJournal& journal, const std::string& run, const std::string& task) {
   Lines out;
-  for (const auto& e : journal.events(run).value()) {
+  const std::vector<EventRecord> events = journal.events(run).value();
+  for (const auto& e : events) {
     if (e.name != task) continue;
     std::string line = std::string(to_string(e.state)) + ":" + std::to_string(e.attempt);
     if (!e.detail.empty()) line += ":" + e.detail;
