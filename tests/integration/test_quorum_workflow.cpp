@@ -51,7 +51,8 @@ TEST_CASE("Integration.QuorumWorkflow.RoundsCloseOnTheFastestAndDropTheRest") {
   write_file(dir / "wf.yaml", kEnsemble);
   std::filesystem::create_directories(dir / "pids");
   std::filesystem::create_directories(dir / "out");
-  auto r = run_chorus({"run", "wf.yaml"}, dir.path());
+  // Cores for all six at once: every member starts, so the slow ones have processes to stop.
+  auto r = run_chorus({"run", "--cores", "6", "wf.yaml"}, dir.path());
   INFO(r.out);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

@@ -8,8 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "api/tasks.hpp"
 #include "runtime/coordinator.hpp"
+#include "runtime/quorum_record.hpp"
 #include "runtime/repeat_driver.hpp"
 #include "schedulers/placement/first_fit.hpp"
 #include "schedulers/policy_registry.hpp"
@@ -259,4 +262,34 @@ TEST_CASE("Runtime.QuorumRounds.ResumeKeepsFinishedAndDroppedMembers") {
         Lines{"running:1", "cancelled:1:dropped by quorum: round 1 of 'ens' closed with 3 of 5"});
   CHECK(has(read(dir.path() + "/quorum/ens/round-1.json"),
             "\"members_dropped\": [\"" + sim_name(1, 1) + "\", \"" + sim_name(1, 4) + "\"]"));
+}
+
+TEST_CASE("Runtime.QuorumRounds.RecordIsJsonWithEscapedNames") {
+  QuorumRecord r;
+  r.group = "ens";
+  r.sweep = "sim";
+  r.policy = "static";
+  r.round = 2;
+  r.n = 3;
+  r.target = 2;
+  r.closed_after_s = 1.5;
+  r.used = {{"sim[round=2,x=a\"b\\c]", 0.25}, {"sim[round=2,x=tab\there]", 1.5}};
+  r.dropped = {{"sim[round=2,x=z]"}};
+  const auto j = nlohmann::json::parse(quorum_record_json(r));
+  CHECK(j["round"] == 2);
+  CHECK(j["k"] == 2);
+  CHECK(j["used"] == 2);
+  CHECK(j["dropped"] == 1);
+  CHECK(j["members_used"][0] == "sim[round=2,x=a\"b\\c]");
+  CHECK(j["members_used"][1] == "sim[round=2,x=tab\there]");
+  CHECK(j["members_dropped"][0] == "sim[round=2,x=z]");
+  CHECK(j["arrivals_s"]["sim[round=2,x=a\"b\\c]"] == doctest::Approx(0.25));
+  CHECK(j["closed_after_s"] == doctest::Approx(1.5));
+  TempDir dir;
+  REQUIRE(write_quorum_record(dir.path() + "/a/b/round-2.json", r).ok());
+  CHECK(nlohmann::json::parse(read(dir.path() + "/a/b/round-2.json")) == j);
+  // A path under a file cannot be made: an error naming it, not a crash.
+  const Status bad = write_quorum_record(dir.path() + "/a/b/round-2.json/x.json", r);
+  CHECK(bad.code() == ErrorCode::io_error);
+  CHECK(bad.message().find("round-2.json/x.json") != std::string::npos);
 }
