@@ -84,6 +84,28 @@ WorkflowGraph ensemble(const std::string& dir, int rounds) {
   return g;
 }
 
+// Closes its round `after` seconds after it began, with whatever arrived by then (a deadline
+// policy, the shape of a grace window): what exercises the coordinator's turn handler.
+class DeadlineQuorum final : public QuorumPolicy {
+ public:
+  explicit DeadlineQuorum(double after) : after_(after) {}
+  void begin(const RoundStart& round) override { deadline_ = round.time + after_; }
+  QuorumVerdict on_arrival(const Arrival&) override { return QuorumVerdict::wait; }
+  double deadline() const override { return deadline_; }
+  QuorumVerdict on_tick(double now) override {
+    ticks.push_back(now);
+    return now >= deadline_ ? QuorumVerdict::close : QuorumVerdict::wait;
+  }
+  void end(const RoundEnd& round) override { used.push_back(round.used); }
+
+  std::vector<double> ticks;
+  std::vector<int> used;
+
+ private:
+  double after_;
+  double deadline_ = kNever;
+};
+
 struct Session {
   ManualClock clock;
   ScriptedLauncher launcher{clock};
@@ -92,10 +114,12 @@ struct Session {
   CancelToken cancel;
   std::vector<NodeInfo> nodes{NodeInfo{"n1", {8, 0, 0}}};
 
+  std::unique_ptr<QuorumPolicy> policy;  // static k = 3 when not set
+
   Result<RunSummary> go(const WorkflowGraph& g, MemoryJournal& journal, const std::string& run,
                         const RunState* previous) {
     std::vector<std::unique_ptr<QuorumPolicy>> policies;
-    policies.push_back(static_quorum(3));
+    policies.push_back(policy ? std::move(policy) : static_quorum(3));
     RepeatDriver driver(g, std::move(policies));
     CoordinatorOptions options;
     options.clock = &clock;
@@ -292,4 +316,62 @@ TEST_CASE("Runtime.QuorumRounds.RecordIsJsonWithEscapedNames") {
   const Status bad = write_quorum_record(dir.path() + "/a/b/round-2.json/x.json", r);
   CHECK(bad.code() == ErrorCode::io_error);
   CHECK(bad.message().find("round-2.json/x.json") != std::string::npos);
+}
+
+TEST_CASE("Runtime.QuorumRounds.ADeadlineClosesTheRoundOnATurn") {
+  TempDir dir;
+  MemoryJournal journal;
+  const std::string run = new_run(journal);
+  const WorkflowGraph g = ensemble(dir.path(), 1);
+  Session s;
+  auto owned = std::make_unique<DeadlineQuorum>(10.0);
+  DeadlineQuorum& policy = *owned;
+  s.policy = std::move(owned);
+  s.clock.then([&] {
+    s.clock.advance(std::chrono::seconds(2));
+    s.launcher.exit(sim_name(1, 3));
+  });
+  // Nothing else ends: the loop's waits run up to the policy's deadline, where it closes.
+  s.clock.then_when(
+      [&] { return s.launcher.running("merge[round=1]"); },
+      [&] {
+        CHECK(s.launcher.cancels.size() == 4);
+        CHECK(s.clock.now() - s.launcher.last(sim_name(1, 0)).at >= std::chrono::seconds(10));
+        // (The driver owns the policy: looked at while the run goes on.)
+        CHECK(policy.used == std::vector<int>{1});
+        REQUIRE_FALSE(policy.ticks.empty());
+        CHECK(policy.ticks.back() == doctest::Approx(10.0));
+        s.launcher.exit("merge[round=1]");
+      });
+  s.clock.then_when([&] { return s.launcher.running("ens"); }, [&] { s.launcher.exit("ens"); });
+  auto summary = s.go(g, journal, run, nullptr);
+  REQUIRE_MESSAGE(summary.ok(), summary.status().message());
+  CHECK(summary->status == RunStatus::succeeded);
+  CHECK(summary->progress.dropped == 4);
+  CHECK(history(journal, run, sim_name(1, 0)) ==
+        Lines{"running:1", "cancelled:1:dropped by quorum: round 1 of 'ens' closed with 1 of 5"});
+}
+
+TEST_CASE("Runtime.QuorumRounds.AFailedMemberFailsTheRound") {
+  TempDir dir;
+  MemoryJournal journal;
+  const std::string run = new_run(journal);
+  const WorkflowGraph g = ensemble(dir.path(), 2);
+  Session s;
+  s.clock.then([&] {
+    s.launcher.exit(sim_name(1, 0));
+    s.launcher.exit(sim_name(1, 1), 1);  // fails: not an arrival, and a failure of the run
+  });
+  s.clock.then([&] {
+    CHECK(s.launcher.cancels.empty());  // one arrival of three: the round is still open
+    for (int i : {2, 3, 4}) s.launcher.exit(sim_name(1, i));
+  });
+  auto summary = s.go(g, journal, run, nullptr);
+  REQUIRE(summary.ok());
+  CHECK(summary->status == RunStatus::failed);
+  REQUIRE(summary->failures.size() == 1);
+  CHECK(summary->failures[0].name == sim_name(1, 1));
+  // merge and the gate were cancelled by the failure; no round 2 was submitted.
+  CHECK(history(journal, run, "merge[round=1]").back().rfind("cancelled:0:", 0) == 0);
+  for (const auto& l : s.launcher.launches) CHECK(l.name.find("round=2") == std::string::npos);
 }
