@@ -35,6 +35,16 @@ Result<RunPolicies> make_run_policies(const WorkflowGraph& graph, const RunOptio
   if (!made.ok()) return made.status();
   out.queue = std::move(made->queue);
   out.placement = std::move(made->placement);
+  for (const RepeatGroup& g : graph.repeats) {
+    if (!g.quorum) {
+      out.quorums.emplace_back();
+      continue;
+    }
+    const QuorumChoice& q = g.quorum->choice;
+    auto policy = registry->make_quorum(q.policy, q.options, context, q.policy_at);
+    if (!policy.ok()) return policy.status();
+    out.quorums.push_back(std::move(*policy));
+  }
   return out;
 }
 

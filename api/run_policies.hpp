@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "api/run_workflow.hpp"
 #include "core/workflow_graph.hpp"
@@ -19,6 +20,9 @@ struct RunPolicies {
   // A policy asked for past runtimes (PolicyContext::history) and `history` had none to give:
   // build again with the journal's when it is open.
   bool wants_history = false;
+  // Per repeat group of the graph (graph.repeats' order): the policy of its quorum sweep, or null
+  // for a group without one. One object per group for the whole run: rounds begin and end on it.
+  std::vector<std::unique_ptr<QuorumPolicy>> quorums;
 };
 
 // `history`: past runtimes for a policy that asks; empty = none here (the policy then does

@@ -239,12 +239,17 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
     facts->set_probe_targets(graph.sources);
     copts.facts = facts;
   }
-  RepeatDriver repeats(graph);
+  RepeatDriver repeats(graph, std::move(policies->quorums));
   if (!graph.repeats.empty()) {
     copts.on_task_done = [&repeats, user = options.on_task_done](
                              const TaskSpec& task, TaskState outcome, TaskSubmitter& submitter) {
       repeats.on_task_done(task, outcome, submitter);
       if (user) user(task, outcome, submitter);
+    };
+  }
+  if (repeats.has_quorums()) {
+    copts.on_turn = [&repeats](TimePoint now, TaskSubmitter& submitter) {
+      return repeats.on_turn(now, submitter);
     };
   }
   Coordinator coordinator(graph, **store, run.id, nodes, *queue, *placed, launchers, copts,

@@ -58,6 +58,10 @@ Result<WorkflowGraph> load_with(const std::string& path, WorkflowLoadOptions opt
     as_run.queue_at = {"--queue"};
     return registry.check(as_run);
   };
+  options.check_quorum = [&registry](const std::string& policy, const OptionOrigin& at,
+                                     const PolicyOptions& quorum_options) {
+    return registry.check_quorum(policy, at, quorum_options);
+  };
   return load_workflow_file(path, options);
 }
 }  // namespace

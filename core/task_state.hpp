@@ -27,6 +27,14 @@ enum class TaskState : std::uint8_t {
 const char* to_string(TaskState s);
 std::optional<TaskState> parse_task_state(std::string_view text);
 
+// A task that a quorum round closed without (TaskSubmitter::drop, docs/quorum-workflows.md) ends
+// cancelled, with a journal detail that starts with this prefix: not a failure, its dependents
+// count it as done, and a resumed run neither reruns it nor waits for it again.
+inline constexpr std::string_view kDroppedDetailPrefix = "dropped by quorum: ";
+inline bool is_dropped_detail(std::string_view detail) {
+  return detail.substr(0, kDroppedDetailPrefix.size()) == kDroppedDetailPrefix;
+}
+
 inline bool is_terminal(TaskState s) {
   return s == TaskState::succeeded || s == TaskState::failed || s == TaskState::cancelled ||
          s == TaskState::timed_out;

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,31 @@ struct RoundPlan {
   std::vector<std::vector<std::uint32_t>> local_after;
 };
 
+// `quorum: {policy: static, n: 6, k: 4}` on a sweep inside a repeat group: each round of the
+// group closes that sweep when the quorum policy (schedulers/quorum/quorum_policy.hpp) says so;
+// the members still running then are dropped (cancelled as "dropped by quorum", which their
+// dependents count as done). The policy is built by whoever runs the graph (api/run_policies.cpp),
+// from the registry, by name with these options.
+struct QuorumChoice {
+  std::string policy;  // a registry name ("static", "wait-all", "dbw", ...)
+  OptionOrigin policy_at;
+  PolicyOptions options;  // every key of `quorum:` but `policy` and `n`
+  int n = 0;              // the sweep's member count
+};
+
+// A group's quorum sweep: which of a round's tasks (indices into RoundPlan::tasks and, for round
+// 1, into RepeatGroup::first_round: the same order every round) are its members, in sweep order
+// (member i is the policy's worker i).
+struct QuorumSweep {
+  std::string name;  // the sweep's task name as written
+  QuorumChoice choice;
+  std::vector<std::uint32_t> members;
+  // The JSON file the round driver writes when a round's sweep closes, with {round} in it:
+  // absolute (the workflow's workdir/quorum/<group>/round-{round}.json); given to the group's
+  // other tasks as CHORUS_QUORUM_FILE. Empty: none is written.
+  std::string file;
+};
+
 // A `repeat:` block: a group of tasks run in rounds until a condition on what a round wrote holds
 // or max_rounds rounds ran. Round 1 is part of the graph; later rounds are submitted while the
 // run goes on (runtime/repeat_driver). Tasks after the group depend on its gate.
@@ -68,6 +94,9 @@ struct RepeatGroup {
   // Whether the group is done after round `round` succeeded. An error fails the group.
   std::function<Result<bool>(int round)> until;
   int line = 0, column = 0;  // where it is declared (0 = built in code)
+  // At most one sweep of the group closes on a quorum (empty: every task of a round must
+  // succeed).
+  std::optional<QuorumSweep> quorum;
 };
 
 struct WorkflowGraph {

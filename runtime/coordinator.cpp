@@ -92,7 +92,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       auto it = previous_by_name_->find(added.name);
       if (it != previous_by_name_->end()) apply_record(added, *it->second);
     }
-    if (tasks_.state(id) == TaskState::succeeded) {
+    if (tasks_.state(id) == TaskState::succeeded || tasks_[id].dropped) {
       skipped_.push_back(id);  // its handler runs too, so the workflow grows as it did before
       return id;
     }
@@ -101,7 +101,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     bool doomed = false;
     for (TaskId d : added.after) {
       TaskState ds = tasks_.state(d);
-      if (ds == TaskState::succeeded) continue;
+      if (tasks_.satisfied(d)) continue;
       if (is_terminal(ds)) doomed = true;
       ++waiting;
       tasks_.add_dependent(d, id);
@@ -138,7 +138,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
                               "' has already left the pending state");
     }
     const TaskState on_state = tasks_.state(on);
-    if (on_state == TaskState::succeeded) return {};
+    if (tasks_.satisfied(on)) return {};
     if (is_terminal(on_state)) {
       cancel_unstarted(task, "dependency '" + spec_at(on).name + "' " + to_string(on_state));
       cancel_dependents(task, "dependency '" + spec_at(task).name + "' cancelled");
@@ -157,6 +157,44 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     tasks_[task].parked = false;
     finish(task, TaskState::failed, -1, why, now());
     return {};
+  }
+
+  Status drop(TaskId task, const std::string& why) override {
+    if (task >= tasks_.size()) return invalid_argument("drop: unknown task id");
+    const TaskState st = tasks_.state(task);
+    if (is_terminal(st)) return {};
+    auto& r = tasks_[task];
+    const TaskSpec& spec = spec_at(task);
+    const TimePoint t = now();
+    const bool was_running = st == TaskState::running;
+    const bool launched = r.launched;
+    const LaunchHandle handle = r.handle;
+    if (st == TaskState::ready) queue_.remove(task);
+    r.parked = false;
+    if (!tasks_.move(task, TaskState::cancelled)) return {};  // recorded in tasks_.error()
+    tasks_.mark_dropped(task);
+    if (r.fingerprint == 0) r.fingerprint = spec_fingerprint(spec);  // resume recognises it
+    if (services_) services_->on_finish(spec, TaskState::cancelled);
+    if (options_.on_task_done) done_.push_back(task);
+    push_event(task, TaskState::cancelled, 0, std::string(kDroppedDetailPrefix) + why);
+    if (was_running) {
+      queue_.on_finish(spec, TaskState::cancelled, t - r.started, t);
+      free_resources(task);
+      // Stopped after the event above is journaled (stop_dropped, after the next flush).
+      if (launched) to_stop_.push_back({task, handle});
+    }
+    tasks_.for_each_dependent(task, [&](TaskId d) {
+      if (--tasks_[d].waiting_on == 0 && tasks_.state(d) == TaskState::pending) unblocked(d, t);
+    });
+    return {};
+  }
+
+  bool dropped(TaskId task) const override { return task < tasks_.size() && tasks_[task].dropped; }
+
+  TimePoint now() override { return clock_ == nullptr ? Clock::now() : clock_->now(); }
+
+  std::string_view task_name(TaskId task) const override {
+    return task < tasks_.size() ? std::string_view(spec_at(task).name) : std::string_view();
   }
 
   // ---- The loop.
@@ -183,13 +221,13 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     }
     if (options_.on_task_done && previous != nullptr) {
       for (TaskId id = 0; id < n; ++id) {
-        if (tasks_.state(id) == TaskState::succeeded) skipped_.push_back(id);
+        if (tasks_.state(id) == TaskState::succeeded || tasks_[id].dropped) skipped_.push_back(id);
       }
     }
     for (TaskId id = 0; id < n; ++id) {
       if (tasks_.state(id) != TaskState::pending) continue;
       std::uint32_t waiting = tasks_[id].held ? 1 : 0;
-      for (TaskId d : spec_at(id).after) waiting += tasks_.state(d) != TaskState::succeeded;
+      for (TaskId d : spec_at(id).after) waiting += !tasks_.satisfied(d);
       tasks_[id].waiting_on = waiting;
     }
     auto t = now();
@@ -207,9 +245,11 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         stop_unneeded_services();
       }
       if (options_.facts != nullptr) options_.facts->update(cluster_.all_facts(), now());
+      if (options_.on_turn) turn_deadline_ = options_.on_turn(now(), *this);
       if (!stopping_new_work()) dispatch();
       if (!tasks_.error().ok()) return stop_run(tasks_.error());
       if (Status s = flush(); !s.ok()) return abort_run(s);
+      stop_dropped();
       launch_batch();
       if (!events_.empty()) continue;     // launch failures to journal: go round again at once
       if (run_done_handlers()) continue;  // they may have added ready work
@@ -230,7 +270,6 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
  private:
-  TimePoint now() { return clock_ == nullptr ? Clock::now() : clock_->now(); }
   double wall_now() { return clock_ == nullptr ? wall_seconds_now() : clock_->wall_seconds(); }
 
   Status check_launchers() const {
@@ -260,6 +299,9 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     if (t.kind == TaskKind::service) return;
     if (r.state == TaskState::succeeded && r.fingerprint == spec_fingerprint(t)) {
       tasks_.skip_succeeded(t.id);
+    } else if (r.state == TaskState::cancelled && is_dropped_detail(r.detail) &&
+               r.fingerprint == spec_fingerprint(t)) {
+      tasks_.skip_dropped(t.id);  // its round closed without it: it stays dropped
     }
   }
 
@@ -582,6 +624,14 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     r.launched = false;
   }
 
+  // Stops the processes of tasks dropped by a quorum, now that their end is journaled.
+  void stop_dropped() {
+    for (const auto& [task, handle] : to_stop_) {
+      (void)launchers_[static_cast<std::size_t>(spec_at(task).kind)]->cancel(handle);
+    }
+    to_stop_.clear();
+  }
+
   // ---- Updates.
 
   void collect_updates() {
@@ -772,6 +822,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     if (services_) {
       if (auto d = services_->next_deadline()) deadline = std::min(deadline, *d);
     }
+    if (turn_deadline_) deadline = std::min(deadline, *turn_deadline_);
     (clock_ == nullptr ? real_loop_clock() : *clock_).wait(fds_, deadline);
   }
 
@@ -836,7 +887,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     const std::int64_t not_needed = services_ ? services_->not_needed() : 0;
     if (cancelling_) {
       s.status = RunStatus::cancelled;
-    } else if (s.progress.failed > 0 || s.progress.cancelled > not_needed) {
+    } else if (s.progress.failed > 0 || s.progress.cancelled > not_needed + s.progress.dropped) {
       s.status = RunStatus::failed;
     } else {
       s.status = RunStatus::succeeded;
@@ -888,6 +939,13 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   TimePoint groups_due_{};
   static constexpr Duration kGroupJournalDelay = std::chrono::milliseconds(20);
   std::vector<TaskId> to_launch_;
+  // Tasks dropped by a quorum while running: stopped once their end is journaled.
+  struct DroppedAttempt {
+    TaskId task;
+    LaunchHandle handle;
+  };
+  std::vector<DroppedAttempt> to_stop_;
+  std::optional<TimePoint> turn_deadline_;  // the turn handler's
   std::vector<TaskId> launching_;
   std::vector<StateUpdate> updates_;
   std::vector<pollfd> fds_;

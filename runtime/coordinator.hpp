@@ -17,7 +17,9 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "adapters/launcher.hpp"
@@ -52,6 +54,18 @@ class TaskSubmitter {
   // Fails a task that has not started, with `why` as its message (and cancels what depends on it).
   // A task already running or finished is left alone.
   virtual Status fail_unstarted(TaskId task, const std::string& why) = 0;
+  // Ends a task that a quorum round closed without (runtime/repeat_driver.hpp): it moves to
+  // cancelled, journaled with core/task_state.hpp's kDroppedDetailPrefix + `why`; a running one's
+  // process is stopped like a cancel once that event is journaled (its late exit is ignored).
+  // It is not a failure, and what waits for it counts it as done (as if it had succeeded). A
+  // task already finished is left alone. Errors: invalid_argument for an unknown id.
+  virtual Status drop(TaskId task, const std::string& why) = 0;
+  // Whether `task` was dropped, in this session or (on resume) an earlier one.
+  virtual bool dropped(TaskId task) const = 0;
+  // The loop's clock (CoordinatorOptions::clock, or the real one).
+  virtual TimePoint now() = 0;
+  // A task's name ("" for an unknown id).
+  virtual std::string_view task_name(TaskId task) const = 0;
 };
 
 // Called on the coordinator's thread once a task's final state is journaled; may submit tasks.
@@ -59,6 +73,12 @@ class TaskSubmitter {
 // workflow that grows from its results grows the same way again.
 using TaskDoneHandler =
     std::function<void(const TaskSpec& task, TaskState outcome, TaskSubmitter& submitter)>;
+
+// Called on the coordinator's thread once per loop turn, before tasks are placed, with the
+// loop's time; may drop, submit or release tasks. Returns the latest time it wants to be called
+// again (the loop's wait ends by then), or nullopt for no such time. Must be cheap: it runs on
+// every turn.
+using TurnHandler = std::function<std::optional<TimePoint>(TimePoint now, TaskSubmitter&)>;
 
 struct CoordinatorOptions {
   std::string log_dir;  // absolute; task stdout/stderr go to <log_dir>/<task>.<attempt>.{out,err}
@@ -68,6 +88,7 @@ struct CoordinatorOptions {
   // launcher that queues internally (the function pool) holds as "running".
   std::size_t max_in_flight_per_launcher = 4096;
   TaskDoneHandler on_task_done;  // optional: dynamic work
+  TurnHandler on_turn;           // optional: deadlines of quorum rounds
   // Given to every task as CHORUS_RUN_TOKEN (RunInfo::token): how a resume recognises the run's
   // processes. Empty: not set.
   std::string run_token;

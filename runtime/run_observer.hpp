@@ -15,6 +15,7 @@ struct Progress {
   std::int64_t succeeded = 0;
   std::int64_t failed = 0;  // failed or timed out for good (no retries left)
   std::int64_t cancelled = 0;
+  std::int64_t dropped = 0;  // of the cancelled: dropped by a quorum (not a failure)
   std::int64_t running = 0;
   std::int64_t skipped = 0;  // succeeded in an earlier session of a resumed run
   double elapsed_s = 0;

@@ -11,6 +11,7 @@ void TaskTable::reset(const std::vector<TaskSpec>& tasks) {
   service_in_.fill(0);
   service_tasks_ = 0;
   skipped_ = 0;
+  dropped_ = 0;
   error_ = {};
   for (const auto& t : tasks) {
     rt_[t.id].held = t.held;
@@ -40,6 +41,19 @@ TaskId TaskTable::add(const TaskSpec& spec) {
   service_tasks_ += r.service;
   ++(r.service ? service_in_ : in_)[static_cast<std::size_t>(TaskState::pending)];
   return id;
+}
+
+void TaskTable::skip_dropped(TaskId id) {
+  TaskRuntime& r = rt_[id];
+  if (r.state != TaskState::pending) {
+    refuse(id, r.state, TaskState::cancelled);
+    return;
+  }
+  auto& in = r.service ? service_in_ : in_;
+  --in[static_cast<std::size_t>(TaskState::pending)];
+  ++in[static_cast<std::size_t>(TaskState::cancelled)];
+  r.state = TaskState::cancelled;
+  mark_dropped(id);
 }
 
 void TaskTable::skip_succeeded(TaskId id) {

@@ -39,6 +39,7 @@ struct TaskRuntime {
   bool stopping = false;          // a service replica we asked to stop: its end is the plan
   bool parked = false;            // waits in pending for a service it uses to be up
   bool service = false;           // kind service (counted apart: see work_left())
+  bool dropped = false;           // cancelled by a quorum: its dependents count it as done
 };
 
 class TaskTable {
@@ -74,6 +75,19 @@ class TaskTable {
   // Resume: an earlier session of the run finished this pending task (same spec): it starts out
   // succeeded and counts as skipped. Not a move (nothing happened to it in this session).
   void skip_succeeded(TaskId id);
+  // Resume: an earlier session dropped this pending task from a quorum round (same spec): it
+  // starts out cancelled and dropped. Not a move either.
+  void skip_dropped(TaskId id);
+  // Marks a task that just moved to cancelled as dropped (counted apart in progress()).
+  void mark_dropped(TaskId id) {
+    if (!rt_[id].dropped) ++dropped_;
+    rt_[id].dropped = true;
+  }
+  // Whether a task counts as done for those that wait for it: it succeeded, or was dropped.
+  bool satisfied(TaskId id) const {
+    const TaskRuntime& r = rt_[id];
+    return r.state == TaskState::succeeded || (r.state == TaskState::cancelled && r.dropped);
+  }
 
   // The first move the state machine refused, as internal_error naming the task and the move;
   // ok when none was.
@@ -141,6 +155,7 @@ class TaskTable {
     p.succeeded = count(TaskState::succeeded);
     p.failed = count(TaskState::failed) + count(TaskState::timed_out);
     p.cancelled = count(TaskState::cancelled);
+    p.dropped = dropped_;
     p.running = count(TaskState::running);
     p.skipped = skipped_;
     return p;
@@ -162,6 +177,7 @@ class TaskTable {
   std::array<std::int64_t, 7> service_in_{};
   std::size_t service_tasks_ = 0;
   std::int64_t skipped_ = 0;
+  std::int64_t dropped_ = 0;
   Status error_;
 };
 

@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "schedulers/placement/rank_spread.hpp"
 #include "workflows/placeholder.hpp"
+#include "workflows/quorum_reader.hpp"
 #include "workflows/round_blueprint.hpp"
 #include "workflows/task_instance.hpp"
 #include "workflows/text_budget.hpp"
@@ -513,6 +514,19 @@ bool GraphBuilder::expand(WorkflowGraph& graph) {
         src.name, src.max_rounds, graph.workdir, std::move(group_templates), std::move(group_uses),
         std::move(rounds[g]));
     group.expand = [blueprint](int round) { return blueprint->expand(round); };
+    for (std::size_t i = group_first_[g]; i < group_gate_[g]; ++i) {
+      const TaskTemplate& t = templates_[i];
+      if (!t.quorum) continue;
+      QuorumSweep sweep;
+      sweep.name = t.name;
+      sweep.choice = t.quorum->choice;
+      const std::uint64_t lo = first_id_[group_first_[g]];
+      for (std::uint64_t d = first_id_[i]; d < first_id_[i + 1]; ++d) {
+        sweep.members.push_back(static_cast<std::uint32_t>(d - lo));
+      }
+      sweep.file = quorum_file_pattern(graph.workdir, src.name);
+      group.quorum = std::move(sweep);
+    }
     const std::string where = "repeat group '" + src.name + "' (" + graph.source_path + ":" +
                               std::to_string(src.pos.line) + ")";
     group.until = [condition = src.until, workdir = graph.workdir, where](int round) {

@@ -218,4 +218,34 @@ std::optional<std::vector<std::pair<std::string, LocatedText>>> read_env_map(
   return out;
 }
 
+OptionValue option_value(const YAML::Node& node, Position at, const std::string& path) {
+  OptionValue v;
+  v.at = {path, at.line, at.column};
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      v.text = node.Scalar();
+      break;
+    case YAML::NodeType::Map:
+      v.kind = OptionValue::Kind::map;
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const Position key_at = position_of(it->first, at);
+        v.items.push_back({it->first.IsScalar() ? it->first.Scalar() : std::string{},
+                           {path, key_at.line, key_at.column},
+                           option_value(it->second, position_of(it->second, key_at), path)});
+      }
+      break;
+    case YAML::NodeType::Sequence:
+      v.kind = OptionValue::Kind::list;
+      for (const YAML::Node& item : node) {
+        v.items.push_back({{}, v.at, option_value(item, position_of(item, at), path)});
+      }
+      break;
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      v.kind = OptionValue::Kind::null;
+      break;
+  }
+  return v;
+}
+
 }  // namespace chorus

@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/policy_options.hpp"
 #include "core/units.hpp"
 #include "workflows/diagnostic_list.hpp"
 
@@ -67,5 +68,8 @@ std::optional<std::vector<LocatedText>> read_string_list(const MapEntry& e,
 // A map of scalar values (env). Keys must be valid environment variable names.
 std::optional<std::vector<std::pair<std::string, LocatedText>>> read_env_map(
     const MapEntry& e, const std::string& label, DiagnosticList& diags);
+
+// A policy option's value as written (`scheduler:` keys, `quorum:` options), located in `path`.
+OptionValue option_value(const YAML::Node& node, Position at, const std::string& path);
 
 }  // namespace chorus

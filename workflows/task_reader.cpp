@@ -10,6 +10,7 @@
 #include "core/runtime_partition.hpp"
 #include "core/text.hpp"
 #include "workflows/key_checker.hpp"
+#include "workflows/quorum_reader.hpp"
 
 namespace chorus {
 namespace {
@@ -28,7 +29,7 @@ const KeyChecker& task_keys() {
        "memory",         "gpus",          "env",         "workdir",  "retries", "timeout",
        "outputs",        "inputs",        "description", "estimate", "kind",    "ranks",
        "cores_per_rank", "gpus_per_rank", "user",        "uses",     "job",     "partition",
-       "nodes",          "data"},
+       "nodes",          "data",          "quorum"},
       {},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}},
@@ -529,6 +530,8 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
                              defaults.sources != nullptr ? *defaults.sources : kNone, diags)) {
         t.data = d->data;
       }
+    } else if (e.key == "quorum") {
+      if (auto q = read_quorum(e, t.name, diags)) t.quorum = std::move(*q);
     } else if (e.key == "foreach") {
       if (auto vars = read_foreach(e, t.name, diags)) {
         t.sweep = std::move(*vars);

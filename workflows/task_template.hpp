@@ -10,6 +10,7 @@
 #include "core/resources.hpp"
 #include "core/task_spec.hpp"
 #include "core/units.hpp"
+#include "core/workflow_graph.hpp"
 #include "workflows/data_reader.hpp"
 #include "workflows/diagnostic_list.hpp"
 #include "workflows/node_reader.hpp"
@@ -38,6 +39,14 @@ struct TaskDefaults {
 
 // No repeat group: the template is a task at the top level of `tasks:`.
 inline constexpr int kNoGroup = -1;
+
+// `quorum:` on a task as written (workflows/quorum_reader.hpp); checked against the task's group
+// and sweep once the whole file is read (check_quorums).
+struct QuorumTemplate {
+  Position pos;         // the `quorum` key
+  QuorumChoice choice;  // policy "static" when not written; n 0 when not written
+  Position n_pos, policy_pos;
+};
 
 struct TaskTemplate {
   std::string name;
@@ -73,6 +82,7 @@ struct TaskTemplate {
   // group's tasks carry the variable `round` first in `sweep` (round 1 while loading).
   int group = kNoGroup;
   bool gate = false;  // the held no-op task named like group `group` (no command)
+  std::optional<QuorumTemplate> quorum;  // `quorum:`, a sweep inside a repeat group closing early
 };
 
 // Sets or overrides `key` in `env`, keeping the first position of the key in the order.

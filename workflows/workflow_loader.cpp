@@ -21,6 +21,7 @@
 #include "workflows/key_checker.hpp"
 #include "workflows/node_reader.hpp"
 #include "workflows/placeholder.hpp"
+#include "workflows/quorum_reader.hpp"
 #include "workflows/repeat_reader.hpp"
 #include "workflows/service_reader.hpp"
 #include "workflows/task_reader.hpp"
@@ -117,37 +118,6 @@ void check_planner_choice(const std::vector<MapEntry>& entries, DiagnosticList& 
       diags.add(e->key_pos, "'mss' in 'scheduler' applies to 'planner: spwd' only");
     }
   }
-}
-
-// A policy option's value as written, located in `path`.
-OptionValue option_value(const YAML::Node& node, Position at, const std::string& path) {
-  OptionValue v;
-  v.at = {path, at.line, at.column};
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      v.text = node.Scalar();
-      break;
-    case YAML::NodeType::Map:
-      v.kind = OptionValue::Kind::map;
-      for (auto it = node.begin(); it != node.end(); ++it) {
-        const Position key_at = position_of(it->first, at);
-        v.items.push_back({it->first.IsScalar() ? it->first.Scalar() : std::string{},
-                           {path, key_at.line, key_at.column},
-                           option_value(it->second, mark_position(it->second.Mark()), path)});
-      }
-      break;
-    case YAML::NodeType::Sequence:
-      v.kind = OptionValue::Kind::list;
-      for (const YAML::Node& item : node) {
-        v.items.push_back({{}, v.at, option_value(item, position_of(item, at), path)});
-      }
-      break;
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      v.kind = OptionValue::Kind::null;
-      break;
-  }
-  return v;
 }
 
 // `scheduler: {queue: uwfq, placement: first-fit, weights: {alice: 2, bob: 1}}` or
@@ -427,6 +397,21 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
       templates.push_back(std::move(*t));
   }
   collect_job_weights(templates, graph.scheduler, diags);
+  {
+    std::vector<std::string> group_names;
+    for (const RepeatTemplate& g : groups) group_names.push_back(g.name);
+    check_quorums(templates, group_names, options.check_quorum, diags);
+    // The group's other tasks learn what closed from the round's quorum file.
+    for (const TaskTemplate& q : templates) {
+      if (!q.quorum || q.group == kNoGroup) continue;
+      const LocatedText file{
+          quorum_file_pattern(graph.workdir, group_names[static_cast<std::size_t>(q.group)]),
+          q.quorum->pos};
+      for (TaskTemplate& t : templates) {
+        if (t.group == q.group && !t.gate && !t.quorum) set_env(t.env, "CHORUS_QUORUM_FILE", file);
+      }
+    }
+  }
   if (options.check_scheduler && graph.scheduler.planner.empty() &&
       find_entry(entries, "scheduler") != nullptr) {
     for (const OptionIssue& issue : options.check_scheduler(graph.scheduler))

@@ -49,6 +49,11 @@ struct WorkflowLoadOptions {
   // checked here (the runner refuses them when it builds the policies). Not called when the
   // section names a planner.
   std::function<std::vector<OptionIssue>(const SchedulerChoice&)> check_scheduler;
+  // Checks a `quorum:`'s policy name and options (PolicyRegistry::check_quorum), likewise. Empty:
+  // not checked here (the runner refuses them when it builds the policies).
+  std::function<std::vector<OptionIssue>(const std::string& policy, const OptionOrigin& at,
+                                         const PolicyOptions& options)>
+      check_quorum;
 };
 
 // Reads, validates and expands a workflow file. On error the Status (invalid_argument) message

@@ -114,6 +114,13 @@ void Output::run_status(const RunStatusReport& r) const {
                static_cast<long long>(count_of(r, TaskState::timed_out)),
                static_cast<long long>(count_of(r, TaskState::cancelled)),
                static_cast<long long>(r.not_started));
+  long long dropped = 0;
+  for (const auto& t : r.tasks)
+    dropped += t.state == TaskState::cancelled && is_dropped_detail(t.detail);
+  if (dropped > 0) {
+    std::fprintf(out_, "          of the cancelled, %lld dropped by quorum (not failures)\n",
+                 dropped);
+  }
   for (const auto& t : r.tasks) {
     if (!r.all_tasks && !is_failure(t.state)) continue;
     const std::string attempt =

@@ -15,10 +15,11 @@ void Output::run_summary(const RunReport& report) const {
   double ran = static_cast<double>(p.done() - p.skipped);
   std::fprintf(
       err_,
-      "%s: %s — %lld tasks: %lld succeeded%s, %lld failed, %lld cancelled in %s (%.1f tasks/s)\n",
+      "%s: %s — %lld tasks: %lld succeeded%s, %lld failed, %lld cancelled%s in %s (%.1f tasks/s)\n",
       id, to_string(s.status), static_cast<long long>(p.total), static_cast<long long>(p.succeeded),
       p.skipped > 0 ? (" (" + std::to_string(p.skipped) + " from earlier sessions)").c_str() : "",
       static_cast<long long>(p.failed), static_cast<long long>(p.cancelled),
+      p.dropped > 0 ? (" (" + std::to_string(p.dropped) + " dropped by quorum)").c_str() : "",
       format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(p.elapsed_s * 1e9)))
           .c_str(),
       p.elapsed_s > 0 ? ran / p.elapsed_s : 0.0);

@@ -88,3 +88,18 @@ TEST_CASE("Integration.Examples.EmbedAgentsRunsOnAgentsItStarts") {
   std::error_code ec;
   CHECK(std::filesystem::is_empty(dir / "state/agents", ec));
 }
+
+// examples/quorum-ensemble: each round closes on the 6 fastest of 8 simulations.
+TEST_CASE("Integration.Examples.QuorumEnsemble") {
+  TempDir dir;
+  std::filesystem::copy_file(source_dir() + "/examples/quorum-ensemble/ensemble.yaml",
+                             dir / "ensemble.yaml");
+  auto r = run_chorus({"run", "ensemble.yaml"}, dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* round : {"1", "2", "3"}) {
+    const std::string ensemble = dir / ("results/round-" + std::string(round) + "-ensemble.txt");
+    CHECK(read_lines(ensemble).size() == 6);
+    CHECK(std::filesystem::exists(dir / ("results/round-" + std::string(round) + "-quorum.json")));
+  }
+}
