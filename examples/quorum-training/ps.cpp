@@ -111,6 +111,7 @@ class ParameterServer {
         trace_(qt::trace_delays(c_)) {
     cp_.rejected.assign(qt::kRejectionKinds, 0);
     buffered_.reserve(static_cast<std::size_t>(c_.n));
+    compute_s_.reserve(static_cast<std::size_t>(c_.n) * static_cast<std::size_t>(c_.max_rounds));
   }
 
   chorus::Status resume() {
@@ -249,6 +250,7 @@ class ParameterServer {
       return;
     }
     slot.delivered_round = r;
+    compute_s_.push_back(g.compute_s);
     std::copy(g.gradient.begin(), g.gradient.end(), grads_.begin() + wi * dim_);
     double sq = 0;
     for (double x : g.gradient) sq += x * x;
@@ -486,6 +488,7 @@ class ParameterServer {
     j["median_k"] = median(ks);
     j["median_round_s"] = median(durations);
     j["median_arrival_overhead_s"] = median(over);
+    j["median_compute_s"] = median(compute_s_);
     nlohmann::ordered_json workers = nlohmann::ordered_json::array();
     for (int w = 0; w < c_.n; ++w) {
       const auto wi = static_cast<std::size_t>(w);
@@ -522,6 +525,7 @@ class ParameterServer {
   std::vector<double> trace_;
   std::vector<double> frame_storage_;
   std::vector<Buffered> buffered_;
+  std::vector<double> compute_s_;  // the workers' reported compute per gradient (this start only)
   std::string round_frame_, out_;
   qt::Checkpoint cp_;
   bool started_ = false, open_ = false, policy_begun_ = false, done_ = false, failed_ = false;
