@@ -107,6 +107,7 @@ class ParameterServer {
         sum_(dim_),
         grads_(static_cast<std::size_t>(c_.n) * dim_),
         arrivals_(static_cast<std::size_t>(c_.n), chorus::kNever),
+        batch_loss_(static_cast<std::size_t>(c_.n), 0.0),
         used_(static_cast<std::size_t>(c_.n), false),
         trace_(qt::trace_delays(c_)) {
     cp_.rejected.assign(qt::kRejectionKinds, 0);
@@ -251,6 +252,7 @@ class ParameterServer {
     }
     slot.delivered_round = r;
     compute_s_.push_back(g.compute_s);
+    batch_loss_[wi] = g.batch_loss;
     std::copy(g.gradient.begin(), g.gradient.end(), grads_.begin() + wi * dim_);
     double sq = 0;
     for (double x : g.gradient) sq += x * x;
@@ -328,13 +330,18 @@ class ParameterServer {
     s.time = round_start_;
     s.learning_rate = lr(round_);
     s.batch = c_.batch;
-    s.loss = cp_.rounds.empty() ? chorus::kNoStat : cp_.rounds.back().loss;
+    // As in the simulator: the mean batch loss of the previous round's used gradients (what a
+    // PS has without a full pass; the full loss is this program's metric only).
+    s.loss = prev_batch_loss_;
     policy_->begin(s);
     policy_begun_ = true;
   }
 
   void close_round(double now) {
     open_ = false;
+    double loss_sum = 0;
+    for (std::size_t w = 0; w < used_.size(); ++w) loss_sum += used_[w] ? batch_loss_[w] : 0.0;
+    prev_batch_loss_ = loss_sum / received_;
     const double step = lr(round_) / received_;
     for (std::size_t i = 0; i < dim_; ++i) w_[i] -= step * sum_[i];
     qt::RoundRecord rec;
@@ -470,7 +477,13 @@ class ParameterServer {
     // Overheads against the trace: what an arrival took beyond its scenario delay (compute,
     // transport, the PS's own work), and the close-to-next-broadcast gap. The simulator takes
     // the first as its per-round overhead (bench/dbw/live_vs_sim.py).
-    std::vector<double> over, ks, durations;
+    std::vector<double> over, ks, durations, gaps;
+    for (std::size_t i = 1; i < cp_.rounds.size(); ++i) {
+      const auto& a = cp_.rounds[i - 1];
+      if (cp_.rounds[i].round == a.round + 1) {
+        gaps.push_back(cp_.rounds[i].start_s - a.start_s - a.duration_s);
+      }
+    }
     std::vector<double> worker_sum(static_cast<std::size_t>(c_.n), 0.0);
     std::vector<int> worker_count(static_cast<std::size_t>(c_.n), 0), worker_used(worker_count);
     for (const auto& r : cp_.rounds) {
@@ -489,6 +502,8 @@ class ParameterServer {
     j["median_round_s"] = median(durations);
     j["median_arrival_overhead_s"] = median(over);
     j["median_compute_s"] = median(compute_s_);
+    // Close to next broadcast: the update, the loss (the metric) and the checkpoint.
+    j["median_gap_s"] = median(gaps);
     nlohmann::ordered_json workers = nlohmann::ordered_json::array();
     for (int w = 0; w < c_.n; ++w) {
       const auto wi = static_cast<std::size_t>(w);
@@ -520,7 +535,8 @@ class ParameterServer {
   std::size_t dim_;
   Clock clock_;
   std::vector<Slot> slots_;
-  std::vector<double> w_, sum_, grads_, arrivals_;
+  std::vector<double> w_, sum_, grads_, arrivals_, batch_loss_;
+  double prev_batch_loss_ = chorus::kNoStat;
   std::vector<bool> used_;
   std::vector<double> trace_;
   std::vector<double> frame_storage_;

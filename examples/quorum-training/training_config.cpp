@@ -115,16 +115,20 @@ std::vector<double> trace_delays(const TrainingConfig& c) {
 
 void batch_for(const TrainingConfig& c, std::size_t samples, int round, int worker,
                std::span<std::uint32_t> out) {
-  // splitmix64 over a per-(round, worker) stream.
-  std::uint64_t x = c.data_seed * 0x9e3779b97f4a7c15ULL ^
-                    (static_cast<std::uint64_t>(round) << 32) ^ static_cast<std::uint64_t>(worker);
-  for (auto& idx : out) {
-    x += 0x9e3779b97f4a7c15ULL;
-    std::uint64_t z = x;
+  // The round simulator's draw (schedulers/quorum/sgd/round_simulator.cpp, draw_batch, with
+  // its 0-based round): same seed, same batches, so a live run follows the simulated one.
+  auto mix = [](std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    idx = static_cast<std::uint32_t>(z % samples);
+    return z ^ (z >> 31);
+  };
+  const std::uint64_t base =
+      mix(mix(c.trace_seed ^ 0x5eed'ba7c'4000'0000ULL) ^
+          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(round - 1)) << 20) ^
+          static_cast<std::uint64_t>(static_cast<std::uint32_t>(worker)));
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    out[j] = static_cast<std::uint32_t>(mix(base + j) % samples);
   }
 }
 

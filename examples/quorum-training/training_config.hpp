@@ -53,8 +53,9 @@ chorus::Result<std::unique_ptr<chorus::sgd::Workload>> make_workload(const Train
 // simulator's chorus::sgd::service_times with the same seed: live and simulated delays agree).
 std::vector<double> trace_delays(const TrainingConfig& config);
 
-// The sample indices worker `worker` uses in `round`: a hash of (data_seed, round, worker, j), so
-// the PS, a restarted worker and a rerun pick the same ones; fills `out` (batch entries).
+// The sample indices worker `worker` uses in `round` (1-based): a hash of (trace_seed, round,
+// worker, j), the round simulator's own draw, so a restarted worker, a rerun and the simulator
+// pick the same ones; fills `out` (batch entries).
 void batch_for(const TrainingConfig& config, std::size_t samples, int round, int worker,
                std::span<std::uint32_t> out);
 
