@@ -40,20 +40,25 @@ RoundRecord round_from_json(const json& j) {
 }  // namespace
 
 chorus::Status write_checkpoint(const std::string& path, const Checkpoint& cp) {
-  json rounds = json::array();
-  for (const auto& r : cp.rounds) rounds.push_back(round_to_json(r));
   const json j = {{"round_done", cp.round_done},
                   {"weights", cp.weights},
                   {"train_start_unix", cp.train_start_unix},
                   {"resumed_at", cp.resumed_at},
                   {"rejected", cp.rejected},
                   {"late_dropped", cp.late_dropped},
-                  {"late_timed", cp.late_timed},
-                  {"rounds", rounds}};
+                  {"late_timed", cp.late_timed}};
   return write_atomically(path, j.dump());
 }
 
-chorus::Result<Checkpoint> read_checkpoint(const std::string& path, std::size_t dim) {
+chorus::Status append_round(const std::string& rounds_path, const RoundRecord& round) {
+  std::ofstream out(rounds_path, std::ios::app);
+  out << round_to_json(round).dump() << "\n" << std::flush;
+  if (!out) return chorus::io_error("cannot append to " + rounds_path);
+  return chorus::Status::ok_status();
+}
+
+chorus::Result<Checkpoint> read_checkpoint(const std::string& path, const std::string& rounds_path,
+                                           std::size_t dim) {
   std::ifstream in(path);
   if (!in) return chorus::not_found(path + " does not exist");
   std::stringstream text;
@@ -68,7 +73,6 @@ chorus::Result<Checkpoint> read_checkpoint(const std::string& path, std::size_t 
     cp.rejected = j.at("rejected").get<std::vector<std::int64_t>>();
     cp.late_dropped = j.at("late_dropped").get<std::int64_t>();
     cp.late_timed = j.at("late_timed").get<std::int64_t>();
-    for (const auto& r : j.at("rounds")) cp.rounds.push_back(round_from_json(r));
   } catch (const json::exception& e) {
     return chorus::invalid_argument(path + ": not a checkpoint: " + e.what());
   }
@@ -80,6 +84,24 @@ chorus::Result<Checkpoint> read_checkpoint(const std::string& path, std::size_t 
   for (double w : cp.weights) {
     if (!std::isfinite(w)) return chorus::invalid_argument(path + ": a weight is not finite");
   }
+  // The rounds log: a line cut short by the kill, or rounds after the checkpoint, are dropped.
+  std::ifstream log(rounds_path);
+  std::string kept;
+  for (std::string line; std::getline(log, line);) {
+    try {
+      auto r = round_from_json(json::parse(line));
+      if (r.round != static_cast<int>(cp.rounds.size()) + 1 || r.round > cp.round_done) break;
+      cp.rounds.push_back(std::move(r));
+      kept += line + "\n";
+    } catch (const json::exception&) {
+      break;
+    }
+  }
+  if (static_cast<int>(cp.rounds.size()) != cp.round_done) {
+    return chorus::invalid_argument(rounds_path + ": holds " + std::to_string(cp.rounds.size()) +
+                                    " rounds, the checkpoint " + std::to_string(cp.round_done));
+  }
+  if (auto s = write_atomically(rounds_path, kept); !s.ok()) return s;
   return cp;
 }
 

@@ -38,13 +38,21 @@ struct Checkpoint {
   std::vector<std::int64_t> rejected;  // per Rejection
   std::int64_t late_dropped = 0;
   std::int64_t late_timed = 0;
+  // Not in checkpoint.json (it would grow every round): <state>/rounds.jsonl, one line per closed
+  // round, appended before the checkpoint that covers it; a resume keeps the lines up to
+  // round_done and drops the rest (rounds that will be run again).
   std::vector<RoundRecord> rounds;
 };
 
 chorus::Status write_checkpoint(const std::string& path, const Checkpoint& cp);
+// Appends one round's line to the rounds log (no fsync: atomic against the process's death, the
+// failure this handles, not against the machine's). Errors: io_error.
+chorus::Status append_round(const std::string& rounds_path, const RoundRecord& round);
+// The checkpoint and the rounds log's lines up to its round_done (the log rewritten to those).
 // Errors: not_found when there is none (a first start), invalid_argument for a file that is not
 // a checkpoint of `dim` weights (named, with what is wrong).
-chorus::Result<Checkpoint> read_checkpoint(const std::string& path, std::size_t dim);
+chorus::Result<Checkpoint> read_checkpoint(const std::string& path, const std::string& rounds_path,
+                                           std::size_t dim);
 
 std::string rounds_json(const std::vector<RoundRecord>& rounds);  // for the result file
 

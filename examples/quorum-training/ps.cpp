@@ -117,7 +117,7 @@ class ParameterServer {
 
   chorus::Status resume() {
     wl_->initial(w_);
-    auto cp = qt::read_checkpoint(state_ + "/checkpoint.json", dim_);
+    auto cp = qt::read_checkpoint(state_ + "/checkpoint.json", state_ + "/rounds.jsonl", dim_);
     if (cp) {
       cp_ = std::move(*cp);
       cp_.rejected.resize(qt::kRejectionKinds, 0);
@@ -362,6 +362,9 @@ class ParameterServer {
       failed_ = true;
       return;
     }
+    if (auto s = qt::append_round(state_ + "/rounds.jsonl", rec); !s.ok()) {
+      std::cerr << "quorum_ps: " << s.message() << std::endl;
+    }
     cp_.rounds.push_back(std::move(rec));
     cp_.round_done = round_;
     cp_.weights = w_;
@@ -423,6 +426,7 @@ class ParameterServer {
     for (std::size_t w = 0; w < pending_arrivals_.size(); ++w) {
       auto& rec = cp_.rounds.back();
       if (rec.round == pending_round_ && pending_arrivals_[w] != chorus::kNever) {
+        // (In memory and result.json; rounds.jsonl keeps what was known at the close.)
         rec.arrivals[w] = pending_arrivals_[w] - pending_start_;
       }
     }

@@ -181,8 +181,11 @@ class Worker {
         if (left <= 0) break;
         if (mode_ == qt::Mode::interrupt) {
           if (!sock_->readable()) {
+            // ppoll: to the microsecond (poll's milliseconds would add ~0.5 ms per gradient).
             pollfd p{sock_->fd(), POLLIN, 0};
-            ::poll(&p, 1, std::max(1, static_cast<int>(std::ceil(left * 1000))));
+            const auto ns = static_cast<long>(left * 1e9);
+            const timespec ts{ns / 1'000'000'000L, ns % 1'000'000'000L};
+            ::ppoll(&p, 1, &ts, nullptr);
           }
           if (superseded()) {
             dropped = true;
