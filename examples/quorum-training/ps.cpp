@@ -653,6 +653,17 @@ int serve(const std::vector<std::string>& args) {
     std::cerr << "quorum_ps: " << policy.status().message() << "\n";
     return 2;
   }
+  // The quorum vocabulary (`quorum: {n, k}`, backup workers b): a k above n, or b of n or
+  // more, would be clamped by the policy into something the user did not ask for. Refused.
+  for (const auto& [key, limit] : {std::pair<std::string, int>{"k", c.n}, {"b", c.n - 1}}) {
+    double v = 0;
+    if (auto it = c.policy_options.find(key);
+        it != c.policy_options.end() && parse_number(it->second, v) && v > limit) {
+      std::cerr << "quorum_ps: --option " << key << "=" << it->second << " with --n " << c.n
+                << " workers: " << key << " must be at most " << limit << "\n";
+      return 2;
+    }
+  }
   auto workload = qt::make_workload(c);
   if (!workload) {
     std::cerr << "quorum_ps: " << workload.status().message() << "\n";

@@ -143,6 +143,22 @@ TEST_CASE("Integration.QuorumLive.WorkflowTrainsToTargetWithServices") {
          (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
 }
 
+TEST_CASE("Integration.QuorumLive.BadPolicyOrKIsRefusedBeforeBinding") {
+  TempDir dir;
+  auto r = run_process({example_bin("quorum_ps"), "serve", "--state", dir / "st", "--port", "25818",
+                        "--policy", "dbww"},
+                       dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown quorum policy 'dbww'") != std::string::npos);
+  CHECK(r.err.find("wait-all") != std::string::npos);  // the known ones are listed
+  r = run_process({example_bin("quorum_ps"), "serve", "--state", dir / "st", "--port", "25818",
+                   "--n", "4", "--policy", "static", "--option", "k=9"},
+                  dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--option k=9 with --n 4 workers: k must be at most 4") != std::string::npos);
+  CHECK(!file_exists(dir / "st"));  // refused before anything was written
+}
+
 TEST_CASE("Integration.QuorumLive.MalformedGradientsAreRejectedCountedAndTheRoundGoesOn") {
   TempDir dir;
   LiveRun run(dir);
