@@ -87,7 +87,7 @@ struct LossTarget {
   double optimum = 0;  // F*, as approximated
   double target = 0;
 };
-inline constexpr double kDefaultTargetFraction = 0.05;
+inline constexpr double kDefaultTargetFraction = 0.02;
 LossTarget loss_target(const Workload& workload, double fraction = kDefaultTargetFraction);
 
 }  // namespace chorus::sgd
