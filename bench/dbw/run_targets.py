@@ -8,7 +8,8 @@ e.g. --extra dbw+:grace=0), all on the same seeds (same delays, same batches), t
 that does not reach it counts as infinitely slow. Then the table the targets read: the best
 static b in hindsight per scenario, dbw+ / best static, wait-all / dbw+ (S2), adasync.
 
-Both cores are used: each (scenario, half of the seeds) is one process, --jobs of them at once.
+Both cores are used: each (scenario, up to 3 seeds) is one process, --jobs of them at once;
+a first pass of wait-all caps the other runs at --cap (2) x its slowest seed, in simulated time.
 Results: bench/results/dbw/targets.json (every seed's time) and targets.md (the table), and
 the <!-- results:dbw_targets --> section of bench/README.md. Python 3 standard library only.
 
@@ -97,6 +98,8 @@ def main():
     ap.add_argument("--mode", default="interrupt")
     ap.add_argument("--extra", action="append", default=[],
                     help="a further --compare entry, e.g. dbw+:grace=0 (repeatable)")
+    ap.add_argument("--cap", type=float, default=2.0,
+                    help="stop runs at this x wait-all's slowest seed (simulated time); 0: no cap")
     ap.add_argument("--name", default="targets", help="results/dbw/<name>.json and .md")
     ap.add_argument("rest", nargs="*", help="more simulate-quorum flags (after --)")
     a = ap.parse_args()
@@ -121,17 +124,37 @@ def main():
         extras.append(e)
 
     common = ["--n", str(a.n), "--workload", a.workload, "--mode", a.mode] + a.rest
-    halves = []
-    per = max(1, math.ceil(a.seeds / 2))
-    for s in a.scenarios.split(","):
-        for start in range(0, a.seeds, per):
-            halves.append((s, a.first_seed + start, min(per, a.seeds - start)))
-
+    scenarios = a.scenarios.split(",")
     t0 = time.perf_counter()
+    # A first pass of wait-all alone caps the others' simulated time at --cap x wait-all's
+    # slowest seed: a run slower than that is "not reached" (it cannot be the best static b, and
+    # a policy there misses every target by far), and the runs that never reach the target stop
+    # early instead of running --max-iterations rounds.
+    caps = {}
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = [(s, pool.submit(run_chunk, a.chorus, s, compare, first, count, common))
-                   for s, first, count in halves]
-        chunks = [(s, f.result()) for s, f in futures]
+        futures = [(s, pool.submit(run_chunk, a.chorus, s, ["wait-all"], a.first_seed, a.seeds,
+                                   common)) for s in scenarios]
+        for s, f in futures:
+            times = [t for t in f.result()[1]["policies"][0]["times_s"] if t is not None]
+            caps[s] = a.cap * max(times) if times and a.cap > 0 else None
+            if times and a.cap > 0:
+                notes.append(f"{s}: runs capped at {caps[s]:.1f} simulated s ({a.cap} x wait-all's "
+                             "slowest seed)")
+    # Chunks of at most 3 seeds: enough pieces to keep --jobs processes busy to the end.
+    pieces = []
+    per = 3
+    for s in scenarios:
+        for start in range(0, a.seeds, per):
+            extra = common + (["--max-time", str(caps[s])] if caps[s] else [])
+            pieces.append((s, a.first_seed + start, min(per, a.seeds - start), extra))
+    # The longest scenario first (S6 runs the most rounds), so no process is left alone at the end.
+    pieces.sort(key=lambda p: p[0] != "S6")
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futures = [(s, first, pool.submit(run_chunk, a.chorus, s, compare, first, count, extra))
+                   for s, first, count, extra in pieces]
+        chunks = [(s, first, f.result()) for s, first, f in futures]
+    chunks.sort(key=lambda c: (scenarios.index(c[0]), c[1]))
+    chunks = [(s, r) for s, _, r in chunks]
     wall = time.perf_counter() - t0
 
     # Per scenario, per policy label: the per-seed times in seed order.

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include "digits_data.hpp"
 #include "schedulers/quorum/sgd/logistic_workload.hpp"
 #include "schedulers/quorum/sgd/round_simulator.hpp"
 #include "schedulers/quorum/sgd/scenario.hpp"
@@ -373,6 +374,31 @@ TEST_CASE("Quorum.RoundSimulator.TargetLossAndTimeToIt") {
   CHECK(hit->final_loss <= t.target);
   CHECK(hit->trace[hit->trace.size() - 2].loss > t.target);
   CHECK(hit->time_to_target == hit->trace.back().time);
+}
+
+TEST_CASE("Quorum.RoundSimulator.DigitsSoftmaxTrainsUnderAQuorum") {
+  auto wl = make_softmax(test::digits_data());
+  SimConfig c = small_config(Scenario::two_slow);
+  c.n = 16;
+  c.batch = 8;
+  c.learning_rate = 4;
+  c.max_iterations = 40;
+  StaticQuorum policy(4, true);  // b = 4: the two slow workers are never waited for
+  auto r = simulate_rounds(*wl, policy, c);
+  REQUIRE(r.ok());
+  CHECK(r->mean_k == 12);
+  CHECK(r->trace.front().loss < 2.31);  // ln 10 at w0
+  CHECK(r->final_loss < 0.8);
+  const auto s = service_times(c.scenario, 16, 40, c.seed);
+  // Rounds never wait for the 13th result: each lasts at most its 12th-fastest service time.
+  double prev = 0;
+  for (int t = 0; t < 40; ++t) {
+    std::vector<double> row(s.begin() + t * 16, s.begin() + (t + 1) * 16);
+    std::sort(row.begin(), row.end());
+    const double took = r->trace[static_cast<std::size_t>(t)].time - prev;
+    CHECK(took == doctest::Approx(row[11]));
+    prev = r->trace[static_cast<std::size_t>(t)].time;
+  }
 }
 
 }  // namespace
