@@ -106,7 +106,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--scenarios", default="S1,S2")
     ap.add_argument("--policies", default="wait-all,static:b=2,dbw+")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--first-seed", type=int, default=1)
     ap.add_argument("--n", type=int, default=8)
     ap.add_argument("--dim", type=int, default=100)
@@ -117,7 +117,7 @@ def main():
     ap.add_argument("--tail", type=float, default=0.02)
     ap.add_argument("--mode", default="interrupt")
     ap.add_argument("--max-rounds", type=int, default=600)
-    ap.add_argument("--target-fraction", type=float, default=0.2,
+    ap.add_argument("--target-fraction", type=float, default=0.1,
                     help="target = F* + fraction (F(w0) - F*), as the simulator computes it")
     ap.add_argument("--name", default="dbw/live_vs_sim")
     args = ap.parse_args()
