@@ -175,7 +175,7 @@ def main():
                      f"{r['overhead_s'] * 1e3:.2f} | {'yes' if r['within_10pct'] else 'NO'} |")
     os.makedirs(os.path.dirname(os.path.join(RESULTS_DIR, args.name)), exist_ok=True)
     write_result(args.name, {"args": vars(args), "rows": rows, "runs": raw}, "\n".join(lines),
-                 block="dbw_live_vs_sim")
+                 block=args.name.replace("/", "_"))
 
 
 if __name__ == "__main__":
