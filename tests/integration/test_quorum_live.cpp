@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "support/journal.hpp"
@@ -84,6 +86,17 @@ class LiveRun {
   std::vector<pid_t> pids_;
 };
 
+// The example's workflow with absolute program paths (its state folder stays relative).
+std::string example_workflow() {
+  std::string yaml = read_file(source_dir() + "/examples/quorum-training/quorum-training.yaml");
+  for (const std::string prog : {"quorum_ps", "quorum_worker"}) {
+    for (std::size_t at = 0; (at = yaml.find("./" + prog, at)) != std::string::npos;) {
+      yaml.replace(at, prog.size() + 2, example_bin(prog));
+    }
+  }
+  return yaml;
+}
+
 std::vector<std::string> base_flags(int port, int n) {
   return {
       "--port", std::to_string(port), "--n",  std::to_string(n), "--workload", "logistic", "--dim",
@@ -117,14 +130,7 @@ int used_of(const json& result, int worker) {
 
 TEST_CASE("Integration.QuorumLive.WorkflowTrainsToTargetWithServices") {
   TempDir dir;
-  // The example's workflow with absolute program paths and its state in the test's folder.
-  std::string yaml = read_file(source_dir() + "/examples/quorum-training/quorum-training.yaml");
-  for (const std::string prog : {"quorum_ps", "quorum_worker"}) {
-    for (std::size_t at = 0; (at = yaml.find("./" + prog, at)) != std::string::npos;) {
-      yaml.replace(at, prog.size() + 2, example_bin(prog));
-    }
-  }
-  write_file(dir / "wf.yaml", yaml);
+  write_file(dir / "wf.yaml", example_workflow());
   auto r = run_chorus({"run", "--cores", "6", "wf.yaml"}, dir.path());
   INFO(r.out, r.err);
   REQUIRE(r.exit_code == 0);
@@ -141,6 +147,53 @@ TEST_CASE("Integration.QuorumLive.WorkflowTrainsToTargetWithServices") {
          (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
   CHECK((fs::status(dir / "ps-state/keys/worker.key").permissions() &
          (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+}
+
+TEST_CASE("Integration.QuorumLive.WorkflowOnAgentsPlacesTheReplicasOnTheirNodes") {
+  TempDir dir;
+  write_file(dir / "wf.yaml", example_workflow());
+  const pid_t coord = start_process({chorus_bin(), "run", "wf.yaml", "--agents", "2", "--listen",
+                                     "tcp://127.0.0.1:*", "--agent-timeout", "5s"},
+                                    dir.path());
+  std::vector<pid_t> agents;
+  struct Reap {
+    std::vector<pid_t>* pids;
+    ~Reap() {
+      for (pid_t p : *pids) {
+        if (process_alive(p)) ::kill(-p, SIGKILL);
+        wait_process(p);
+      }
+    }
+  } reap{&agents};
+  agents.push_back(coord);
+  std::smatch m;
+  std::string err;
+  REQUIRE(eventually(
+      [&] {
+        err = read_file(dir / "bg.err");
+        return std::regex_search(err, m, std::regex(R"(--connect (tcp://\S+) --keys (\S+))"));
+      },
+      20));
+  const std::string endpoint = m[1], keys = m[2];
+  for (const std::string node : {"a", "b"}) {  // 3 cores each: the 6 tasks need both
+    std::filesystem::create_directories(dir / node);
+    agents.push_back(start_process({chorus_bin(), "agent", "--connect", endpoint, "--keys", keys,
+                                    "--node", node, "--cores", "3"},
+                                   dir / node));
+  }
+  const int rc = wait_process(coord);
+  agents.erase(agents.begin());
+  INFO(read_file(dir / "bg.err"));
+  REQUIRE(rc == 0);
+  const auto result = json::parse(read_file(dir / "ps-state/result.json"));
+  CHECK(result.at("reached_target").get<bool>());
+  std::set<std::string> nodes;
+  for (const auto& e : latest_run_events(dir / ".chorus")) {
+    if (e.kind == chorus::TaskKind::service && e.state == chorus::TaskState::running) {
+      nodes.insert(e.node);
+    }
+  }
+  CHECK(nodes == std::set<std::string>{"a", "b"});
 }
 
 TEST_CASE("Integration.QuorumLive.BadPolicyOrKIsRefusedBeforeBinding") {
