@@ -280,7 +280,7 @@ TEST_CASE("Integration.QuorumLive.InterruptDropsStaleWorkTimedTimesIt") {
 }
 
 TEST_CASE("Integration.QuorumLive.CgroupCpuQuotaMakesAWorkerLate") {
-  // cgroup v1 CPU quota 10% (1 ms per 10 ms) on worker 2; the gradient is the cost here
+  // cgroup v1 CPU quota 5% (1 ms per 20 ms) on worker 2; the gradient is the cost here
   // (d 1,000, batch 4,000: a few ms), the trace adds almost nothing (S0, 1 ms).
   const std::string cg = "/sys/fs/cgroup/cpu/live" + std::to_string(::getpid());
   if (::mkdir(cg.c_str(), 0755) != 0) {
@@ -297,8 +297,8 @@ TEST_CASE("Integration.QuorumLive.CgroupCpuQuotaMakesAWorkerLate") {
       ::rmdir(path.c_str());
     }
   } remove{cg};
-  REQUIRE(write_control(cg + "/cpu.cfs_period_us", "10000"));
-  REQUIRE(write_control(cg + "/cpu.cfs_quota_us", "1000"));
+  REQUIRE(write_control(cg + "/cpu.cfs_period_us", "20000"));
+  REQUIRE(write_control(cg + "/cpu.cfs_quota_us", "1000"));  // the kernel minimum
   TempDir dir;
   LiveRun run(dir);
   run.ps({"--port",     "25814", "--n",       "3",        "--workload",   "logistic",
@@ -315,7 +315,9 @@ TEST_CASE("Integration.QuorumLive.CgroupCpuQuotaMakesAWorkerLate") {
   REQUIRE(!result.is_null());
   const auto mean = mean_arrivals(result);
   INFO("mean arrivals: ", mean[0], " ", mean[1], " ", mean[2]);
-  CHECK(mean[2] > 3 * std::max(mean[0], mean[1]));
+  // 5% of a core: ~20x slower alone; the margin leaves room for a machine other jobs load (the
+  // unthrottled workers slow down then, the throttled one cannot get faster).
+  CHECK(mean[2] > 2 * std::max(mean[0], mean[1]));
 }
 
 TEST_CASE("Integration.QuorumLive.SigstopBurstsLeaveAWorkerBehind") {
