@@ -192,7 +192,9 @@ class Worker {
             break;
           }
         } else {
-          std::this_thread::sleep_for(std::chrono::duration<double>(left));
+          // Timed: newer rounds wait in the socket; slices of at most 50 ms so a SIGTERM during
+          // a long (heavy-tail) delay is seen within the service's stop grace.
+          std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, 0.05)));
         }
       }
       if (g_stop != 0 || stopped_) return;
