@@ -86,9 +86,14 @@ class LiveRun {
   std::vector<pid_t> pids_;
 };
 
-// The example's workflow with absolute program paths (its state folder stays relative).
-std::string example_workflow() {
+// The example's workflow with absolute program paths (its state folder stays relative) and the
+// PS on `port` (each case its own, so ctest -j can run them side by side).
+std::string example_workflow(int port) {
   std::string yaml = read_file(source_dir() + "/examples/quorum-training/quorum-training.yaml");
+  const std::string probe = "{tcp: 25791,";
+  if (const auto at = yaml.find(probe); at != std::string::npos) {
+    yaml.replace(at, probe.size(), "{tcp: " + std::to_string(port) + ",");
+  }
   for (const std::string prog : {"quorum_ps", "quorum_worker"}) {
     for (std::size_t at = 0; (at = yaml.find("./" + prog, at)) != std::string::npos;) {
       yaml.replace(at, prog.size() + 2, example_bin(prog));
@@ -130,7 +135,7 @@ int used_of(const json& result, int worker) {
 
 TEST_CASE("Integration.QuorumLive.WorkflowTrainsToTargetWithServices") {
   TempDir dir;
-  write_file(dir / "wf.yaml", example_workflow());
+  write_file(dir / "wf.yaml", example_workflow(25819));
   auto r = run_chorus({"run", "--cores", "6", "wf.yaml"}, dir.path());
   INFO(r.out, r.err);
   REQUIRE(r.exit_code == 0);
@@ -151,7 +156,7 @@ TEST_CASE("Integration.QuorumLive.WorkflowTrainsToTargetWithServices") {
 
 TEST_CASE("Integration.QuorumLive.WorkflowOnAgentsPlacesTheReplicasOnTheirNodes") {
   TempDir dir;
-  write_file(dir / "wf.yaml", example_workflow());
+  write_file(dir / "wf.yaml", example_workflow(25820));
   const pid_t coord = start_process({chorus_bin(), "run", "wf.yaml", "--agents", "2", "--listen",
                                      "tcp://127.0.0.1:*", "--agent-timeout", "5s"},
                                     dir.path());
@@ -187,6 +192,7 @@ TEST_CASE("Integration.QuorumLive.WorkflowOnAgentsPlacesTheReplicasOnTheirNodes"
   REQUIRE(rc == 0);
   const auto result = json::parse(read_file(dir / "ps-state/result.json"));
   CHECK(result.at("reached_target").get<bool>());
+  CHECK(read_file(dir / "ps-state/endpoint").find(":25820") != std::string::npos);
   std::set<std::string> nodes;
   for (const auto& e : latest_run_events(dir / ".chorus")) {
     if (e.kind == chorus::TaskKind::service && e.state == chorus::TaskState::running) {
