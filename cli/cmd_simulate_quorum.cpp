@@ -347,7 +347,7 @@ void run(const Args& a) {
     QuorumPolicyRow row;
     row.label = specs[p].label;
     row.runs = a.seeds;
-    std::vector<double> rounds, ks, losses, ns;
+    std::vector<double> rounds, ks, losses, ns, firsts;
     for (int s = 0; s < a.seeds; ++s) {
       const sgd::SimResult& r =
           results[p * static_cast<std::size_t>(a.seeds) + static_cast<std::size_t>(s)];
@@ -355,6 +355,7 @@ void run(const Args& a) {
       row.times_s.push_back(r.reached ? r.time_to_target : std::numeric_limits<double>::infinity());
       rounds.push_back(r.reached ? r.rounds_to_target : r.iterations);
       ks.push_back(r.mean_k);
+      firsts.push_back(r.first_arrivals_s);
       losses.push_back(r.final_loss);
       ns.push_back(r.policy_calls > 0 ? 1e9 * r.policy_seconds / double(r.policy_calls) : 0.0);
     }
@@ -363,6 +364,7 @@ void run(const Args& a) {
     row.median_mean_k = median(ks);
     row.median_final_loss = median(losses);
     row.policy_ns_per_call = median(ns);
+    row.median_first_arrivals_s = median(firsts);
     table.policies.push_back(std::move(row));
   }
 

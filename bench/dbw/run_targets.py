@@ -9,7 +9,8 @@ that does not reach it counts as infinitely slow. Then the table the targets rea
 static b in hindsight per scenario, dbw+ / best static, wait-all / dbw+ (S2), adasync.
 
 Both cores are used: each (scenario, up to 3 seeds) is one process, --jobs of them at once;
-a first pass of wait-all caps the other runs at --cap (2) x its slowest seed, in simulated time.
+a first pass of wait-all caps the other runs at --cap (2) x its slowest seed in simulated time
+and --cap-rounds (5) x its median rounds.
 Results: bench/results/dbw/targets.json (every seed's time) and targets.md (the table), and
 the <!-- results:dbw_targets --> section of bench/README.md. Python 3 standard library only.
 
@@ -21,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -100,6 +102,9 @@ def main():
                     help="a further --compare entry, e.g. dbw+:grace=0 (repeatable)")
     ap.add_argument("--cap", type=float, default=2.0,
                     help="stop runs at this x wait-all's slowest seed (simulated time); 0: no cap")
+    ap.add_argument("--cap-rounds", type=float, default=5.0,
+                    help="and at this x wait-all's median rounds to the target")
+    ap.add_argument("--max-iterations", type=int, default=3000)
     ap.add_argument("--name", default="targets", help="results/dbw/<name>.json and .md")
     ap.add_argument("rest", nargs="*", help="more simulate-quorum flags (after --)")
     a = ap.parse_args()
@@ -126,26 +131,33 @@ def main():
     common = ["--n", str(a.n), "--workload", a.workload, "--mode", a.mode] + a.rest
     scenarios = a.scenarios.split(",")
     t0 = time.perf_counter()
-    # A first pass of wait-all alone caps the others' simulated time at --cap x wait-all's
-    # slowest seed: a run slower than that is "not reached" (it cannot be the best static b, and
-    # a policy there misses every target by far), and the runs that never reach the target stop
-    # early instead of running --max-iterations rounds.
+    # A first pass of wait-all alone caps the other runs at --cap x wait-all's slowest seed in
+    # simulated time and --cap-rounds x its median rounds: a run beyond either is "not reached"
+    # (the best static b is never near them, and a policy there misses every target), and the
+    # settings that never reach the target (k = 1-2 at the noise floor) stop early instead of
+    # running --max-iterations rounds. --cap 0: no caps.
     caps = {}
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
         futures = [(s, pool.submit(run_chunk, a.chorus, s, ["wait-all"], a.first_seed, a.seeds,
-                                   common)) for s in scenarios]
+                                   common + ["--max-iterations", str(a.max_iterations)]))
+                   for s in scenarios]
         for s, f in futures:
-            times = [t for t in f.result()[1]["policies"][0]["times_s"] if t is not None]
-            caps[s] = a.cap * max(times) if times and a.cap > 0 else None
+            row = f.result()[1]["policies"][0]
+            times = [t for t in row["times_s"] if t is not None]
             if times and a.cap > 0:
-                notes.append(f"{s}: runs capped at {caps[s]:.1f} simulated s ({a.cap} x wait-all's "
-                             "slowest seed)")
+                rounds = min(a.max_iterations, int(math.ceil(a.cap_rounds * row["median_rounds"])))
+                caps[s] = ["--max-time", f"{a.cap * max(times):.6g}", "--max-iterations", str(rounds)]
+                notes.append(f"{s}: runs capped at {a.cap * max(times):.1f} simulated s ({a.cap} x "
+                             f"wait-all's slowest seed) and {rounds} rounds ({a.cap_rounds} x its "
+                             "median rounds)")
+            else:
+                caps[s] = ["--max-iterations", str(a.max_iterations)]
     # Chunks of at most 3 seeds: enough pieces to keep --jobs processes busy to the end.
     pieces = []
     per = 3
     for s in scenarios:
         for start in range(0, a.seeds, per):
-            extra = common + (["--max-time", str(caps[s])] if caps[s] else [])
+            extra = common + caps[s]
             pieces.append((s, a.first_seed + start, min(per, a.seeds - start), extra))
     # The longest scenario first (S6 runs the most rounds), so no process is left alone at the end.
     pieces.sort(key=lambda p: p[0] != "S6")
@@ -166,7 +178,9 @@ def main():
                                                 "optimum_loss", "initial_loss", "max_iterations")})
         table = results.setdefault(s, {})
         for p in doc["policies"]:
-            row = table.setdefault(p["policy"], {"times_s": [], "mean_k": [], "ns_per_call": []})
+            row = table.setdefault(p["policy"], {"times_s": [], "mean_k": [], "ns_per_call": [],
+                                                 "first_arrivals_s": []})
+            row["first_arrivals_s"].append(p.get("median_first_arrivals_s", float("nan")))
             row["times_s"] += [INF if t is None else t for t in p["times_s"]]
             row["mean_k"].append(p["median_mean_k"])
             row["ns_per_call"].append(p["policy_ns_per_call"])
@@ -177,8 +191,11 @@ def main():
         med = {label: median(r["times_s"]) for label, r in rows.items()}
         statics = {label: t for label, t in med.items() if label.startswith("static:b=")}
         best_label = min(statics, key=lambda k: (statics[k], int(k.split("=")[1])))
+        # The ceiling: wait-all's rounds, each closed at its first result (median of the chunks'
+        # medians); no policy gains more over the best static b if none needs fewer rounds.
+        floor = median(rows["wait-all"]["first_arrivals_s"])
         summary[s] = {"best_static": best_label, "best_static_s": statics[best_label],
-                      "medians_s": med}
+                      "medians_s": med, "floor_s": floor}
 
     def speed(s, label, base_label=None, base_time=None):
         m = summary[s]["medians_s"]
@@ -198,7 +215,7 @@ def main():
                  f"n {a.n}, batch {first['batch']}, lr {first['learning_rate']}, {a.mode} mode; "
                  "X / Y is Y's time over X's, a speed ratio: above 1, X is faster)")
     lines.append("")
-    cols = ["scenario", "best static b", "its time", "wait-all"] + present + extras + \
+    cols = ["scenario", "best static b", "its time", "wait-all", "ceiling"] + present + extras + \
            (["dbw+ / best static"] if "dbw+" in present else []) + \
            (["dbw+ / wait-all"] if "dbw+" in present else []) + \
            (["adasync / best static"] if "adasync" in present else []) + \
@@ -210,7 +227,7 @@ def main():
         m = sm["medians_s"]
         best = sm["best_static_s"]
         cells = [meta[s]["scenario"], sm["best_static"].split("=")[1], fmt_time(best),
-                 fmt_time(m["wait-all"])]
+                 fmt_time(m["wait-all"]), fmt_ratio(best, sm["floor_s"])]
         cells += [fmt_time(m[p]) for p in present + extras]
         if "dbw+" in present:
             cells.append(fmt_ratio(best, m["dbw+"]))
@@ -221,6 +238,10 @@ def main():
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     # The static sweep itself, so the best b is visible with its neighbours.
+    lines.append("ceiling: the best static b's time over wait-all's rounds each closed at its first "
+                 "result (the most any policy can gain over it, if none needs fewer rounds than "
+                 "waiting for all).")
+    lines.append("")
     lines.append("Every static b (median time to target; `-` not reached by half the seeds):")
     lines.append("")
     lines.append("| scenario | " + " | ".join(f"b={b}" for b in range(a.n)) + " |")
@@ -247,17 +268,21 @@ def main():
         lines.append("")
     for n in notes:
         lines.append(f"- {n}")
-    lines.append(f"- wall time {wall:.0f} s with {a.jobs} processes; S5/S6 switch at round "
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = cpu.ru_utime + cpu.ru_stime
+    lines.append(f"- wall time {wall:.0f} s with {a.jobs} processes, {cpu_s:.0f} CPU s (the machine's "
+                 f"load average {os.getloadavg()[0]:.1f} at the end); S5/S6 switch at round "
                  f"{first['switch_at']}; target loss {first['target_loss']:.5f}")
     table_md = "\n".join(lines)
     print(table_md)
 
-    data = {"args": vars(a), "compare": compare, "wall_s": wall, "meta": meta,
+    data = {"args": vars(a), "compare": compare, "wall_s": wall, "cpu_s": cpu_s, "meta": meta,
             "results": {s: {label: {"times_s": [None if math.isinf(t) else t for t in r["times_s"]],
                                     "median_s": None if math.isinf(median(r["times_s"])) else median(r["times_s"]),
                                     "mean_k": r["mean_k"], "ns_per_call": r["ns_per_call"]}
                             for label, r in rows.items()} for s, rows in results.items()},
             "best_static": {s: summary[s]["best_static"] for s in summary},
+            "ceiling_floor_s": {s: summary[s]["floor_s"] for s in summary},
             "checks": [{"what": w, "ratio": r, "met": ok} for w, r, ok in checks],
             "notes": notes}
     benchlib.write_result(os.path.join("dbw", a.name), data, table_md,

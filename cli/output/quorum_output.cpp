@@ -44,6 +44,7 @@ void Output::quorum_simulation(const QuorumSimTable& t) const {
                       {"median_mean_k", r.median_mean_k},
                       {"median_final_loss", r.median_final_loss},
                       {"policy_ns_per_call", r.policy_ns_per_call},
+                      {"median_first_arrivals_s", r.median_first_arrivals_s},
                       {"times_s", times}});
     }
     j["policies"] = rows;

@@ -19,8 +19,9 @@ struct QuorumPolicyRow {
   double median_rounds = 0;  // rounds to target (or run, when not reached)
   double median_mean_k = 0;  // results used per round
   double median_final_loss = 0;
-  double policy_ns_per_call = 0;  // median over the seeds of the mean policy call
-  std::vector<double> times_s;    // per seed, in seed order; infinite when not reached
+  double policy_ns_per_call = 0;       // median over the seeds of the mean policy call
+  double median_first_arrivals_s = 0;  // SimResult::first_arrivals_s, median over the seeds
+  std::vector<double> times_s;         // per seed, in seed order; infinite when not reached
 };
 
 struct QuorumSimTable {

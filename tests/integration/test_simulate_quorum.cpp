@@ -63,6 +63,19 @@ TEST_CASE("Integration.SimulateQuorum.ComparesPoliciesOnTheSameDelays") {
   CHECK(lines[0] == "policy,seed,round,time_s,loss,k");
   CHECK(lines[1].rfind("\"wait-all\",1,1,", 0) == 0);
 
+  // Timed mode and a given target (F* then skipped: null).
+  auto timed = run_chorus(small({"--mode", "timed", "--compare", "static:b=2", "--target-loss",
+                                 "0.63", "--overhead", "0.001", "--json"}),
+                          dir.path());
+  INFO(timed.err);
+  REQUIRE(timed.exit_code == 0);
+  const auto t = nlohmann::json::parse(timed.out);
+  CHECK(t["mode"] == "timed");
+  CHECK(t["optimum_loss"].is_null());
+  CHECK(t["target_loss"] == 0.63);
+  CHECK(t["overhead_s"] == 0.001);
+  CHECK(t["policies"][0]["reached"] == 1);
+
   auto table = run_chorus(small({"--compare", "wait-all,static:b=4"}), dir.path());
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("static:b=4") != std::string::npos);

@@ -220,9 +220,11 @@ TEST_CASE("Quorum.RoundSimulator.InterruptRoundsCloseAtTheKthArrival") {
   const auto s = service_times(c.scenario, c.n, c.max_iterations, c.seed);
   double start = 0;
   std::size_t seen = 0;
+  double firsts = 0;
   for (int t = 0; t < r->iterations; ++t) {
     std::vector<double> row(s.begin() + t * c.n, s.begin() + (t + 1) * c.n);
     std::sort(row.begin(), row.end());
+    firsts += row[0] + c.overhead_s;
     const RoundEnd& e = policy.ends[static_cast<std::size_t>(t)];
     CHECK(policy.starts[static_cast<std::size_t>(t)].time == doctest::Approx(start));
     CHECK(e.closed_at == doctest::Approx(start + row[2]));
@@ -250,6 +252,7 @@ TEST_CASE("Quorum.RoundSimulator.InterruptRoundsCloseAtTheKthArrival") {
   CHECK(policy.starts[1].batch == 16);
   // The loss went down: the gradients are real.
   CHECK(r->final_loss < r->trace.front().loss);
+  CHECK(r->first_arrivals_s == doctest::Approx(firsts));
   CHECK(r->policy_calls == 60 * (1 + 3 + 1));
   CHECK(r->policy_seconds > 0);
 }

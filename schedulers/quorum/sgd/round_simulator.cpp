@@ -126,6 +126,7 @@ Result<SimResult> simulate_rounds(const Workload& workload, QuorumPolicy& policy
       return ta < tb || (ta == tb && a < b);
     });
 
+    result.first_arrivals_s += arrive[static_cast<std::size_t>(order[0])] - start + c.overhead_s;
     RoundStart rs;
     rs.round = t + 1;
     rs.n = c.n;

@@ -67,7 +67,12 @@ struct SimResult {
   int iterations = 0;   // rounds run
   double end_time = 0;  // simulated seconds at the last round's end
   double final_loss = 0;
-  double mean_k = 0;              // mean results used per round
+  double mean_k = 0;  // mean results used per round
+  // The sum over the rounds run of the first result's delay (its arrival - the round's start)
+  // plus the overhead: what these rounds would have taken had each closed at its first result.
+  // For wait-all's run, a ceiling on what any policy can gain, if none needs fewer rounds than
+  // waiting for all (approximately true: fewer results per round are noisier, not better).
+  double first_arrivals_s = 0;
   std::vector<RoundTrace> trace;  // one per round when config.trace
   // The policy's part only: wall seconds spent inside begin / on_arrival / on_tick / end.
   double policy_seconds = 0;
