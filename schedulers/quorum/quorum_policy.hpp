@@ -41,17 +41,17 @@ struct RoundStart {
   int round = 1;                   // 1-based
   int n = 0;                       // workers asked this round (>= 1)
   double time = 0;                 // when the work was sent
-  double learning_rate = kNoStat; // the step size the aggregate will be applied with
+  double learning_rate = kNoStat;  // the step size the aggregate will be applied with
   int batch = 0;                   // samples per worker's result; 0 when unknown
-  double loss = kNoStat;          // training loss at the round's weights, when the caller has it
+  double loss = kNoStat;           // training loss at the round's weights, when the caller has it
 };
 
 // One result arriving. The gradient statistics are NaN when the work carries none (a workflow
 // round's tasks): a policy that needs them must then fall back on arrival times alone.
 struct Arrival {
-  int worker = 0;     // 0..n-1
-  double time = 0;    // when the result arrived (same clock as RoundStart::time)
-  int received = 0;   // results received this round, this one included (1..n)
+  int worker = 0;    // 0..n-1
+  double time = 0;   // when the result arrived (same clock as RoundStart::time)
+  int received = 0;  // results received this round, this one included (1..n)
   // ||g||^2 of this worker's gradient (a mean over its batch).
   double grad_sq_norm = kNoStat;
   // ||g_1 + ... + g_received||^2: the squared norm of the running sum of the received gradients,

@@ -9,8 +9,9 @@ Result<std::unique_ptr<QuorumPolicy>> StaticQuorum::from_args(PolicyArgs& args) 
   const OptionEntry* k = args.find("k");
   const OptionEntry* b = args.find("b");
   if (k != nullptr && b != nullptr) {
-    args.fail(b->key_at, "quorum policy 'static' takes 'k' (results to use) or 'b' (backup "
-                         "workers, k = n - b), not both");
+    args.fail(b->key_at,
+              "quorum policy 'static' takes 'k' (results to use) or 'b' (backup "
+              "workers, k = n - b), not both");
     return std::unique_ptr<QuorumPolicy>();
   }
   if (k == nullptr && b == nullptr) {
