@@ -9,8 +9,9 @@
 //   window: 10   rounds of arrival times behind the order statistics (a regime switch, S5, is
 //                forgotten within it)
 //   k_min: 2     never close on an arrival with fewer than 2 results (V needs two)
-//   react: 1     re-decide at every arrival: close when dF(m) / t beats the best expected
-//                dF(j) / E[T_(j) | m arrived, the rest later than t] (optimal stopping, greedy)
+//   react: 1     re-decide at every arrival: close when dF(m) - rho t nets more than the best
+//                dF(j) - rho E[T_(j) | m arrived, the rest later than t], rho the plan's rate
+//                (optimal stopping of a renewal-reward process)
 //   deadline: 1  a tick at (1 + grace) x the planned target's expected arrival re-decides a
 //                round blocked on stragglers without an arrival, with the late ones known to be
 //                later than now; past every time in the window it closes

@@ -55,6 +55,7 @@ void DbwQuorum::begin(const RoundStart& round) {
     }
   }
   k_plan_ = best_k;
+  rate_ = best;
   if (config_.deadline)
     deadline_ = start_ + (1 + config_.grace) * std::max(window_.mean_order_stat(k_plan_), kTiny);
 }
@@ -89,21 +90,24 @@ QuorumVerdict DbwQuorum::decide(double now, bool from_tick) {
     deadline_ = config_.deadline ? start_ + (1 + config_.grace) * tau : kNever;
     return QuorumVerdict::wait;
   }
-  const double rate_now = model_.at(m_) / tau;
+  // Renewal-reward stopping: the long-run progress per unit time is the plan's rate rho; closing
+  // now nets dF(m) - rho tau, waiting for j nets dF(j) - rho E[T_(j) | seen]. The time already
+  // spent is common to both and drops out; only the expected extra wait counts.
+  const double now_net = model_.at(m_) - rate_ * tau;
   const int remaining = n_ - m_;
   double best = -kNever;
   int best_j = n_;
   double best_t = tau;
   for (int j = m_ + 1; j <= n_; ++j) {
-    const double t = std::max(window_.conditional_order_stat(tail, tau, remaining, j - m_), kTiny);
-    const double rate = model_.at(j) / t;
-    if (rate > best) {
-      best = rate;
+    const double t = window_.conditional_order_stat(tail, tau, remaining, j - m_);
+    const double net = model_.at(j) - rate_ * t;
+    if (net > best) {
+      best = net;
       best_j = j;
       best_t = t;
     }
   }
-  if (m_ >= k_least && rate_now >= best) return QuorumVerdict::close;
+  if (m_ >= k_least && now_net >= best) return QuorumVerdict::close;
   k_plan_ = best_j;
   deadline_ = config_.deadline ? start_ + (1 + config_.grace) * best_t : kNever;
   return QuorumVerdict::wait;

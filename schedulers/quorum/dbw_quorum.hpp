@@ -42,8 +42,10 @@ struct DbwConfig {
   // The fewest results a round closes with on an arrival (a tick may close with fewer when
   // nothing seen says the rest will come).
   int k_min = 1;
-  // Re-decide at each arrival: close when the progress rate of closing now beats the best
-  // expected rate of waiting for j more (conditional order statistics given the arrivals seen).
+  // Re-decide at each arrival (optimal stopping): close when closing now nets more than waiting
+  // for any j more, net = dF(j) - rho E[T_(j) | m arrived, the rest later than now], rho the
+  // plan's progress rate max_k dF(k) / E[T_(k)] (renewal reward: the time already spent is
+  // sunk, only the expected extra wait is charged, at the rate the round could earn elsewhere).
   bool react = false;
   // Ask for a tick (1 + grace) x the expected arrival time of the planned target: a round
   // blocked on stragglers is re-decided (react) or closed (not react) without an arrival.
@@ -92,6 +94,7 @@ class DbwQuorum final : public QuorumPolicy {
   int k_plan_ = 0;
   double deadline_ = kNever;
   ProgressModel model_;
+  double rate_ = 0;  // the plan's expected progress per unit time (rho)
 
   // Estimates carried across rounds.
   bool stats_seen_ = false;
