@@ -94,8 +94,10 @@ TEST_CASE("Quorum.ArrivalWindow.MeanOrderStatisticsOverTheWindow") {
   CHECK(w.mean_order_stat(1) == doctest::Approx(1.5));  // (2 + 1) / 2
   CHECK(w.mean_order_stat(3) == doctest::Approx(7.5));  // (6 + 9) / 2
   CHECK(w.largest() == doctest::Approx(9));
+  // The quantile function through (0, 0), (1/4, 1.5), (2/4, 3), (3/4, 7.5), (1, 9): 6.5 sits
+  // 3.5 / 4.5 of the way from the second knot to the third.
   const auto tail = w.tail_above(6.5);
-  CHECK(tail.below == doctest::Approx(5.0 / 6));
+  CHECK(tail.below == doctest::Approx((2 + 3.5 / 4.5) / 4));
   CHECK(tail.any_above);
   CHECK_FALSE(w.tail_above(9).any_above);
 }
@@ -109,8 +111,8 @@ TEST_CASE("Quorum.ArrivalWindow.CensoredTimesCountAtTheClose") {
 }
 
 TEST_CASE("Quorum.ArrivalWindow.ConditionalOrderStatisticsOfAUniform") {
-  // 1,000 times spread evenly on (0, 1]: later than 0.5, one remaining worker is expected at
-  // 0.75; of three remaining, the first at 0.625 and the last at 0.875.
+  // Ten rounds of 100 times spread evenly on (0, 1): later than 0.5, one remaining worker is
+  // expected at 0.75; of three remaining, the first at 0.625 and the last at 0.875.
   ArrivalWindow w(10);
   for (int r = 0; r < 10; ++r) {
     std::vector<double> t(100);
