@@ -20,6 +20,8 @@ Result<std::unique_ptr<QuorumPolicy>> AdaSyncQuorum::from_args(PolicyArgs& args)
 void AdaSyncQuorum::begin(const RoundStart& round) {
   n_ = std::max(round.n, 1);
   moments_.reset();
+  order_.clear();
+  order_.reserve(static_cast<std::size_t>(n_));
   eta_ = !std::isnan(round.learning_rate) && round.learning_rate > 0 ? round.learning_rate : 1.0;
   e_ = std::isnan(round.loss) ? kNoStat : round.loss - config_.f_star;
   if (std::isnan(e0_) && !std::isnan(e_)) e0_ = e_;
@@ -55,7 +57,7 @@ void AdaSyncQuorum::begin(const RoundStart& round) {
 }
 
 void AdaSyncQuorum::end(const RoundEnd& round) {
-  window_.add_round(round.arrivals, round.start, round.closed_at);
+  window_.add_round(round.arrivals, round.start, round.closed_at, order_);
   if (!moments_.has_stats()) return;
   stats_seen_ = true;
   if (!std::isnan(moments_.curvature())) l_ = moments_.curvature();

@@ -60,6 +60,7 @@ class AdaSyncQuorum final : public QuorumPolicy {
   void begin(const RoundStart& round) override;
   QuorumVerdict on_arrival(const Arrival& a) override {
     moments_.add(a);
+    if (order_.size() < order_.capacity()) order_.push_back(a.worker);
     return a.received >= k_ ? QuorumVerdict::close : QuorumVerdict::wait;
   }
   void end(const RoundEnd& round) override;
@@ -71,6 +72,7 @@ class AdaSyncQuorum final : public QuorumPolicy {
   AdaSyncConfig config_;
   ArrivalWindow window_;
   GradientMoments moments_;
+  std::vector<int> order_;  // the round's workers in arrival order (reserved: no allocation)
   int n_ = 0;
   int k_ = 0;
   int last_k_ = 0;

@@ -6,6 +6,20 @@
 namespace chorus {
 namespace {
 
+// Merges the sorted runs [a, a + na) and [b, b + nb) into out; the selection is a conditional
+// move, not a branch.
+void merge_runs(const double* a, int na, const double* b, int nb, double* out) {
+  int i = 0, j = 0;
+  while (i < na && j < nb) {
+    const bool right = b[j] < a[i];
+    *out++ = right ? b[j] : a[i];
+    j += right;
+    i += !right;
+  }
+  while (i < na) *out++ = a[i++];
+  while (j < nb) *out++ = b[j++];
+}
+
 // Ascending sort of a few dozen doubles with few unpredictable branches (std::sort's partitions
 // mispredict on random times: 2 us for 64 on the shared machine): insertion sort of blocks of 8,
 // then bottom-up merges whose selection is a conditional move. `tmp` holds n.
@@ -27,15 +41,7 @@ void sort_times(double* x, double* tmp, int n) {
     for (int s = 0; s < n; s += 2 * w) {
       const int m = std::min(n, s + w);
       const int e = std::min(n, s + 2 * w);
-      int i = s, j = m, o = s;
-      while (i < m && j < e) {
-        const bool right = x[j] < x[i];
-        tmp[o++] = right ? x[j] : x[i];
-        j += right;
-        i += !right;
-      }
-      while (i < m) tmp[o++] = x[i++];
-      while (j < e) tmp[o++] = x[j++];
+      merge_runs(x + s, m - s, x + m, e - m, tmp + s);
     }
     std::copy(tmp, tmp + n, x);
   }
@@ -43,7 +49,8 @@ void sort_times(double* x, double* tmp, int n) {
 
 }  // namespace
 
-void ArrivalWindow::add_round(std::span<const double> arrivals, double start, double closed_at) {
+void ArrivalWindow::add_round(std::span<const double> arrivals, double start, double closed_at,
+                              std::span<const int> order) {
   const int n = static_cast<int>(arrivals.size());
   if (n == 0) return;
   if (n != n_) {
@@ -55,13 +62,35 @@ void ArrivalWindow::add_round(std::span<const double> arrivals, double start, do
     means_.assign(n, 0.0);
     batch_.resize(n);
     scratch_.resize(n);
+    seen_.resize(n);
   }
   const double censor = std::max(0.0, closed_at - start);
-  for (int i = 0; i < n; ++i) {
-    const double t = arrivals[i];
-    batch_[i] = std::isfinite(t) ? std::max(0.0, t - start) : censor;
+  auto relative = [&](double t) { return std::isfinite(t) ? std::max(0.0, t - start) : censor; };
+  // The seen ones first, in their (sorted) arrival order; then the late ones, sorted, merged in.
+  std::fill(seen_.begin(), seen_.end(), 0);
+  int m = 0;
+  bool in_order = true;
+  for (const int w : order) {
+    if (w < 0 || w >= n || seen_[w] != 0 || m == n) {
+      in_order = false;
+      break;
+    }
+    seen_[w] = 1;
+    batch_[m] = relative(arrivals[w]);
+    in_order = in_order && (m == 0 || batch_[m - 1] <= batch_[m]);
+    ++m;
   }
-  sort_times(batch_.data(), scratch_.data(), n);
+  if (!in_order) {
+    for (int i = 0; i < n; ++i) batch_[i] = relative(arrivals[i]);
+    sort_times(batch_.data(), scratch_.data(), n);
+  } else {
+    int late = m;
+    for (int i = 0; i < n; ++i)
+      if (seen_[i] == 0) batch_[late++] = relative(arrivals[i]);
+    sort_times(batch_.data() + m, scratch_.data(), n - m);
+    merge_runs(batch_.data(), m, batch_.data() + m, n - m, scratch_.data());
+    std::copy(scratch_.begin(), scratch_.end(), batch_.begin());
+  }
 
   std::vector<double>& slot = ring_[head_];
   const bool evict = count_ == window_;

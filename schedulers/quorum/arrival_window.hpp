@@ -33,7 +33,10 @@ class ArrivalWindow {
   explicit ArrivalWindow(int window_rounds) : window_(window_rounds < 1 ? 1 : window_rounds) {}
 
   // One round: `arrivals[i]` absolute (kNever when not timed), the round's start and close.
-  void add_round(std::span<const double> arrivals, double start, double closed_at);
+  // `order`: the workers whose results the policy saw, in arrival order (optional): their times
+  // come sorted already, so only the late ones are sorted (cheaper when most were used).
+  void add_round(std::span<const double> arrivals, double start, double closed_at,
+                 std::span<const int> order = {});
 
   int rounds() const { return count_; }
   int n() const { return n_; }
@@ -69,6 +72,7 @@ class ArrivalWindow {
   double largest_ = 0;
   std::vector<double> batch_;
   std::vector<double> scratch_;
+  std::vector<char> seen_;
 };
 
 }  // namespace chorus

@@ -26,6 +26,8 @@ void DbwQuorum::begin(const RoundStart& round) {
   start_ = round.time;
   m_ = 0;
   moments_.reset();
+  order_.clear();
+  order_.reserve(static_cast<std::size_t>(n_));
   deadline_ = kNever;
   exploring_ = window_.empty() || window_.n() != n_;
   if (exploring_) {
@@ -63,6 +65,7 @@ void DbwQuorum::begin(const RoundStart& round) {
 QuorumVerdict DbwQuorum::on_arrival(const Arrival& a) {
   m_ = std::max(m_ + 1, a.received);
   moments_.add(a);
+  if (order_.size() < order_.capacity()) order_.push_back(a.worker);
   if (m_ >= n_) return QuorumVerdict::close;
   if (exploring_) return QuorumVerdict::wait;
   if (!config_.react) return m_ >= k_plan_ ? QuorumVerdict::close : QuorumVerdict::wait;
@@ -114,7 +117,7 @@ QuorumVerdict DbwQuorum::decide(double now, bool from_tick) {
 }
 
 void DbwQuorum::end(const RoundEnd& round) {
-  window_.add_round(round.arrivals, round.start, round.closed_at);
+  window_.add_round(round.arrivals, round.start, round.closed_at, order_);
   update_estimates();
   deadline_ = kNever;
 }

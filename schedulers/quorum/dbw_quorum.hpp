@@ -85,6 +85,7 @@ class DbwQuorum final : public QuorumPolicy {
   DbwConfig config_;
   ArrivalWindow window_;
   GradientMoments moments_;
+  std::vector<int> order_;  // the round's workers in arrival order (reserved: no allocation)
 
   // The round in progress.
   int n_ = 0;
