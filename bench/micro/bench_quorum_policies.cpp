@@ -3,7 +3,8 @@
 // (8-dimensional synthetic gradients, precomputed) are replayed in a loop after a warm-up of 64
 // rounds, so the windows are full and nothing allocates.
 //   quorum_round/<policy>/<n>:    one round (begin, arrivals until the close, the ticks it asks
-//                                 for before the next arrival, end); items = calls, so
+//                                 for before the next arrival, end); items = those calls
+//                                 (deadline() reads, a field load, not counted), so
 //                                 1 / items_per_second is the mean cost of one call.
 //   quorum_{begin,arrival,end}/<policy>/<n>: that call alone (manual time around each call,
 //                                 steady clock: includes ~20-40 ns of clock reads); items =
@@ -90,7 +91,7 @@ int play(QuorumPolicy& p, const ReplayRound& r, int round, double& arrival_secon
     bool closed = false;
     while (i > 0 && p.deadline() < at) {
       const double now = p.deadline();
-      calls += 2;
+      calls += 1;
       if (p.on_tick(now) == QuorumVerdict::close) {
         closed = true;
         closed_at = now;
@@ -113,7 +114,7 @@ int play(QuorumPolicy& p, const ReplayRound& r, int round, double& arrival_secon
     } else {
       v = p.on_arrival(a);
     }
-    calls += 2;  // on_arrival and the deadline read after it
+    calls += 1;  // on_arrival (the deadline reads, a field load, are not counted)
     if (v == QuorumVerdict::close) {
       closed_at = at;
       break;
