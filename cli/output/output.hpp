@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/output/quorum_results.hpp"
 #include "cli/output/results.hpp"
 
 namespace chorus::cli {
@@ -85,6 +86,8 @@ class Output {
   // On stderr; nothing with --json.
   void live_plan(const LivePlanReport& report) const;
   void simulation(const SimulationTable& table) const;
+  // `chorus simulate-quorum`: time to the target loss per policy, medians over the seeds.
+  void quorum_simulation(const QuorumSimTable& table) const;
   // `chorus model train`: what it trained on and its holdout error (stdout).
   void model_trained(const ModelTrainReport& report) const;
 
