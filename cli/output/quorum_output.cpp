@@ -30,7 +30,7 @@ void Output::quorum_simulation(const QuorumSimTable& t) const {
                              {"first_seed", t.first_seed},
                              {"max_iterations", t.max_iterations},
                              {"initial_loss", t.initial_loss},
-                             {"optimum_loss", t.optimum_loss},
+                             {"optimum_loss", finite_or_null(t.optimum_loss)},
                              {"target_loss", t.target_loss}};
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const QuorumPolicyRow& r : t.policies) {
@@ -56,12 +56,16 @@ void Output::quorum_simulation(const QuorumSimTable& t) const {
                t.workload.c_str(), t.scenario.c_str(), t.mode.c_str(), t.n, t.batch,
                t.learning_rate, t.overhead_s, t.seeds, t.seeds == 1 ? "" : "s (medians)",
                static_cast<unsigned long long>(t.first_seed));
-  std::fprintf(out_, "target loss %.5f = F* %.5f + %.0f%% of (F(w0) %.5f - F*)\n", t.target_loss,
-               t.optimum_loss,
-               t.initial_loss > t.optimum_loss
-                   ? 100 * (t.target_loss - t.optimum_loss) / (t.initial_loss - t.optimum_loss)
-                   : 0.0,
-               t.initial_loss);
+  if (std::isnan(t.optimum_loss)) {
+    std::fprintf(out_, "target loss %.5f (given; F(w0) %.5f)\n", t.target_loss, t.initial_loss);
+  } else {
+    std::fprintf(out_, "target loss %.5f = F* %.5f + %.0f%% of (F(w0) %.5f - F*)\n", t.target_loss,
+                 t.optimum_loss,
+                 t.initial_loss > t.optimum_loss
+                     ? 100 * (t.target_loss - t.optimum_loss) / (t.initial_loss - t.optimum_loss)
+                     : 0.0,
+                 t.initial_loss);
+  }
   std::fprintf(out_, "%-22s %12s %9s %8s %7s %9s %10s %9s\n", "policy", "time to tgt", "vs first",
                "reached", "rounds", "mean k", "final loss", "ns/call");
   const double first = t.policies.empty() ? 0 : t.policies.front().median_time_s;

@@ -1,7 +1,10 @@
 #include "schedulers/netaware/network_cost_policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+
+#include "core/text.hpp"
 
 #include "schedulers/placement/least_allocated.hpp"
 
@@ -39,6 +42,7 @@ Result<std::unique_ptr<PlacementPolicy>> NetworkCostPolicy::from_args(PolicyArgs
   struct PairCost {
     std::string a, b;
     double cost;
+    OptionOrigin at;
   };
   std::vector<PairCost> pairs;
   if (topo != nullptr) {
@@ -74,7 +78,7 @@ Result<std::unique_ptr<PlacementPolicy>> NetworkCostPolicy::from_args(PolicyArgs
             args.fail(c.value.at, label + ": the cost of '" + c.key +
                                       "' must be a number of 0 or more, got " + c.value.describe());
           } else {
-            pairs.push_back({c.key.substr(0, dash), c.key.substr(dash + 1), *v});
+            pairs.push_back({c.key.substr(0, dash), c.key.substr(dash + 1), *v, c.key_at});
           }
         }
       } else if (part.key == "default_cost") {
@@ -88,6 +92,22 @@ Result<std::unique_ptr<PlacementPolicy>> NetworkCostPolicy::from_args(PolicyArgs
         args.fail(part.key_at,
                   label + " takes zones, costs and default_cost, not '" + part.key + "'");
       }
+    }
+  }
+  // A cost between zones no node or source is in can never apply: a typo ("east-wset") would
+  // otherwise leave the default cost in force without a word.
+  const std::vector<std::string> named = t.zones;  // the zones `zones:` gave, in order
+  auto is_named = [&](const std::string& z) {
+    return std::find(named.begin(), named.end(), z) != named.end();
+  };
+  for (const PairCost& p : pairs) {
+    for (const std::string* z : {&p.a, &p.b}) {
+      if (is_named(*z)) continue;
+      args.fail(p.at, label + ": zone '" + *z + "' of cost '" + p.a + "-" + p.b +
+                          "' is no node's or source's zone in 'zones'" +
+                          (named.empty() ? std::string(" (none is given)")
+                                         : did_you_mean(*z, named) + "; zones: " + join(named)));
+      break;
     }
   }
   for (const PairCost& p : pairs) {

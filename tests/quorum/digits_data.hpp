@@ -16,7 +16,8 @@ inline sgd::Digits digits_data() {
   auto data = sgd::read_digits_csv(path);
   if (!data.ok()) {
     const std::string folder = path.substr(0, path.rfind('/'));
-    const std::string cmd = std::string(CHORUS_SOURCE_DIR) + "/scripts/fetch_digits.sh '" + folder + "'";
+    const std::string cmd =
+        std::string(CHORUS_SOURCE_DIR) + "/scripts/fetch_digits.sh '" + folder + "'";
     REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, "could not fetch the digits data: " << cmd);
     data = sgd::read_digits_csv(path);
   }

@@ -28,7 +28,8 @@ int closes_after(QuorumPolicy& policy, int n, int round = 1) {
 
 PolicyOptions one_option(const std::string& key, const std::string& value) {
   PolicyOptions o;
-  o.entries.push_back({key, {"wf.yaml", 3, 20}, {OptionValue::Kind::scalar, value, {}, {"wf.yaml", 3, 23}}});
+  o.entries.push_back(
+      {key, {"wf.yaml", 3, 20}, {OptionValue::Kind::scalar, value, {}, {"wf.yaml", 3, 23}}});
   return o;
 }
 
@@ -54,12 +55,14 @@ TEST_CASE("Quorum.Registry.RefusesUnknownNamesAndBadOptionsWithTheirPlace") {
   auto unknown = registry.make_quorum("statik", {}, {}, {"wf.yaml", 4, 13});
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.status().code() == ErrorCode::not_found);
-  CHECK(unknown.status().message().find("wf.yaml:4:13: unknown quorum policy 'statik' (did you mean 'static'?)") == 0);
+  CHECK(unknown.status().message().find(
+            "wf.yaml:4:13: unknown quorum policy 'statik' (did you mean 'static'?)") == 0);
 
   auto issues = registry.check_quorum("static", {"wf.yaml", 4, 13}, one_option("k", "0"));
   REQUIRE(issues.size() == 1);
   CHECK(issues[0].at.format() == "wf.yaml:3:23");
-  CHECK(issues[0].message.find("'k' of quorum policy 'static' must be a whole number of 1 or more") == 0);
+  CHECK(issues[0].message.find(
+            "'k' of quorum policy 'static' must be a whole number of 1 or more") == 0);
 
   issues = registry.check_quorum("wait-all", {"wf.yaml", 4, 13}, one_option("k", "3"));
   REQUIRE(issues.size() == 1);

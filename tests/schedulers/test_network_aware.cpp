@@ -363,6 +363,17 @@ TEST_CASE("Schedulers.NetworkCost.ZoneCostsFromTheTopology") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("takes zones, costs and default_cost, not 'zone'") !=
         std::string::npos);
+
+  // A cost naming a zone no node or source is in (a typo) is refused where it was written.
+  OptionEntry typo = topo;
+  typo.value.items[1] = entry("costs", map_of({{"east-wset", "10"}}));
+  r = make("network-cost", {typo}, ctx);
+  REQUIRE_FALSE(r.ok());
+  INFO(r.status().message());
+  CHECK(r.status().message().find(
+            "'topology' of placement policy 'network-cost': "
+            "zone 'wset' of cost 'east-wset' is no node's or source's zone "
+            "in 'zones' (did you mean 'west'?); zones: east, west, central") != std::string::npos);
 }
 
 TEST_CASE("Schedulers.Random.SeededAndSpread") {
