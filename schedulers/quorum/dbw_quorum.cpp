@@ -37,7 +37,10 @@ void DbwQuorum::begin(const RoundStart& round) {
   const double lr = round.learning_rate;
   const bool have_l = !std::isnan(l_) && l_ > 0;
   const double eta = !std::isnan(lr) && lr > 0 ? lr : (have_l ? 1 / l_ : 1.0);
-  const double L = have_l ? l_ : 1 / eta;
+  double L = have_l ? l_ : 1 / eta;
+  if (config_.floor_l && !std::isnan(l_floor_) && l_floor_ > 0) L = std::min(L, l_floor_);
+  L *= config_.l_scale;
+  eta_ = eta;
   double g2 = 1;
   double v = config_.noise;
   if (stats_seen_) {
@@ -151,6 +154,19 @@ void DbwQuorum::update_estimates() {
     l_num_ = keep * l_num_ + curvature;
     l_den_ = keep * l_den_ + 1;
     l_ = l_num_ / l_den_;
+  }
+  // The stationary bound: SGD with k results and step eta cannot hold E[G^2] below
+  // eta L_eff V / (2k) (on a quadratic, exactly that at stationarity, L_eff = tr(H Sigma) /
+  // tr(Sigma)), so L_eff <= 2 k G^2 / (eta V) every round; the running minimum of its pooled
+  // value bounds the noise's effective curvature from above, from the data, without a probe.
+  if (config_.floor_l && v_ > 0 && eta_ > 0) {
+    const double x = 2 * w * g2_round / (eta_ * v_);
+    lf_num_ = keep * lf_num_ + x;
+    lf_den_ = keep * lf_den_ + 1;
+    ++lf_rounds_;
+    const double pooled = lf_num_ / lf_den_;
+    if (lf_rounds_ >= 3 && pooled > 0)
+      l_floor_ = std::isnan(l_floor_) ? pooled : std::min(l_floor_, pooled);
   }
 }
 

@@ -53,6 +53,11 @@ struct DbwConfig {
   double grace = 0.25;
   // V / G^2 when the rounds carry no gradient statistics.
   double noise = 1;
+  // Bound L by the stationary relation E[G^2] >= eta L V / (2k) (needs pooled).
+  bool floor_l = false;
+  // A factor on the L the model uses (1: as estimated); for the ablation of the curvature's
+  // effect, not a tuning knob of the defaults.
+  double l_scale = 1;
 };
 
 class DbwQuorum final : public QuorumPolicy {
@@ -102,6 +107,10 @@ class DbwQuorum final : public QuorumPolicy {
   double g2_ = kNoStat;
   double v_ = kNoStat;
   double l_ = kNoStat;
+  double eta_ = kNoStat;
+  double l_floor_ = kNoStat;
+  double lf_num_ = 0, lf_den_ = 0;
+  int lf_rounds_ = 0;
   double v_num_ = 0, v_den_ = 0, g_num_ = 0, g_den_ = 0, l_num_ = 0, l_den_ = 0;
 };
 

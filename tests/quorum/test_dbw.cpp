@@ -187,7 +187,7 @@ TEST_CASE("Quorum.DbwPlus.ReactsToTheArrivalsOfTheRound") {
   // usual. Late in the round, the workers still out are expected later still (a Pareto tail's
   // conditional wait grows with the time already waited): dbw+ reacting inside the round closes
   // with fewer results than the plan it made at the round's start (react 0).
-  auto plus = make("dbw+", {{"deadline", "0"}});
+  auto plus = make("dbw+", {{"react", "1"}, {"deadline", "0"}});
   auto planned = make("dbw+", {{"react", "0"}, {"deadline", "0"}});
   test::GradientSource a{.dim = 20, .mean = 0.5, .sd = 3.0};  // V 180: k matters
   test::GradientSource b = a;
