@@ -92,6 +92,8 @@ void ArrivalWindow::add_round(std::span<const double> arrivals, double start, do
     std::copy(scratch_.begin(), scratch_.end(), batch_.begin());
   }
 
+  if (impute_) impute_late(arrivals, censor);
+
   std::vector<double>& slot = ring_[head_];
   const bool evict = count_ == window_;
   for (int k = 0; k < n; ++k) {
@@ -111,6 +113,25 @@ void ArrivalWindow::add_round(std::span<const double> arrivals, double start, do
   largest_ = 0;
   for (int r = 0; r < count_; ++r) largest_ = std::max(largest_, ring_[r].back());
   largest_ = std::max(largest_, means_[n - 1]);
+}
+
+void ArrivalWindow::impute_late(std::span<const double> arrivals, double censor) {
+  int timed = 0;
+  for (const double t : arrivals) timed += std::isfinite(t) ? 1 : 0;
+  const int n = n_;
+  // Only when every timed result came by the close (interrupt mode): then the untimed ones are
+  // the sorted batch's top.
+  if (timed == n || timed < 2 || batch_[timed - 1] > censor) return;
+  // batch_ is sorted with the untimed ones (at `censor`, later than every timed one) on top.
+  const double first = batch_[0];
+  double spread = (n - timed) * (censor - first);
+  for (int i = 0; i < timed; ++i) spread += batch_[i] - first;
+  const double theta = spread / (timed - 1);
+  double at = censor;
+  for (int r = 0; r < n - timed; ++r) {
+    at += theta / (n - timed - r);
+    batch_[timed + r] = at;
+  }
 }
 
 ArrivalWindow::Tail ArrivalWindow::tail_above(double tau) const {

@@ -6,8 +6,12 @@
 // close, RoundEnd::arrivals kNever) is recorded at the close: a lower bound, so the estimate is
 // optimistic about waiting for late workers and a policy that waits longer then learns the truth
 // (the pessimistic choice, "never", would make a policy that closes early believe waiting is
-// worthless and never learn otherwise). A round with another n than the window's restarts the
-// window.
+// worthless and never learn otherwise). With `impute`, they get instead their expected times
+// given that they were later than the close c, under an exponential tail whose scale is the
+// censored-sample maximum-likelihood estimate from the round itself, theta = (sum over the u
+// timed results of (t_i - t_1) + (n - u)(c - t_1)) / (u - 1): the r-th of the n - u late ones at
+// c + theta (1/(n-u) + ... + 1/(n-u-r+1)). A round with another n than the window's restarts
+// the window.
 //
 // The estimates:
 //   mean_order_stat(k): mu_k, the window's mean of each round's k-th smallest arrival (unbiased
@@ -30,7 +34,10 @@ namespace chorus {
 
 class ArrivalWindow {
  public:
-  explicit ArrivalWindow(int window_rounds) : window_(window_rounds < 1 ? 1 : window_rounds) {}
+  // `impute`: a round's untimed results (interrupt mode) get their expected times under an
+  // exponential tail fitted to the round's own arrivals, instead of the close (see add_round).
+  explicit ArrivalWindow(int window_rounds, bool impute = false)
+      : window_(window_rounds < 1 ? 1 : window_rounds), impute_(impute) {}
 
   // One round: `arrivals[i]` absolute (kNever when not timed), the round's start and close.
   // `order`: the workers whose results the policy saw, in arrival order (optional): their times
@@ -61,8 +68,10 @@ class ArrivalWindow {
 
  private:
   double quantile(double p) const;
+  void impute_late(std::span<const double> arrivals, double censor);
 
   int window_;
+  bool impute_;
   int n_ = 0;
   int count_ = 0;
   int head_ = 0;                           // the slot the next round goes to

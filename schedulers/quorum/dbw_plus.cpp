@@ -15,6 +15,7 @@ DbwConfig DbwPlus::defaults() {
   c.grace = 0.25;
   c.noise = 1;
   c.floor_l = false;
+  c.impute = false;
   return c;
 }
 
@@ -23,7 +24,8 @@ std::vector<OptionSpec> DbwPlus::option_specs() {
           {"window", OptionKind::number},  {"k_min", OptionKind::number},
           {"react", OptionKind::number},   {"deadline", OptionKind::number},
           {"grace", OptionKind::number},   {"noise", OptionKind::number},
-          {"l_floor", OptionKind::number}, {"l_scale", OptionKind::number}};
+          {"l_floor", OptionKind::number}, {"l_scale", OptionKind::number},
+          {"impute", OptionKind::number}};
 }
 
 Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
@@ -38,6 +40,7 @@ Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
   c.noise = quorum_number(args, "noise", c.noise, {0, 1e9});
   c.floor_l = quorum_number(args, "l_floor", c.floor_l ? 1 : 0, {0, 1, false, true}) == 1;
   c.l_scale = quorum_number(args, "l_scale", c.l_scale, {1e-6, 1e6});
+  c.impute = quorum_number(args, "impute", c.impute ? 1 : 0, {0, 1, false, true}) == 1;
   return std::unique_ptr<QuorumPolicy>(std::make_unique<DbwQuorum>(c));
 }
 

@@ -13,7 +13,8 @@ constexpr double kTiny = 1e-12;
 
 }  // namespace
 
-DbwQuorum::DbwQuorum(const DbwConfig& config) : config_(config), window_(config.window) {}
+DbwQuorum::DbwQuorum(const DbwConfig& config)
+    : config_(config), window_(config.window, config.impute) {}
 
 Result<std::unique_ptr<QuorumPolicy>> DbwQuorum::from_args(PolicyArgs& args) {
   DbwConfig c;

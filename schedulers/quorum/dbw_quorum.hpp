@@ -39,6 +39,9 @@ struct DbwConfig {
   double memory = 8;
   // Rounds of arrival times the order statistics come from (1: the last round).
   int window = 1;
+  // Untimed late results (interrupt mode) at their expected times under an exponential tail
+  // fitted to the round (arrival_window.hpp) instead of at the close.
+  bool impute = false;
   // The fewest results a round closes with on an arrival (a tick may close with fewer when
   // nothing seen says the rest will come).
   int k_min = 1;

@@ -110,6 +110,21 @@ TEST_CASE("Quorum.ArrivalWindow.CensoredTimesCountAtTheClose") {
   CHECK(w.mean_order_stat(4) == doctest::Approx(2.5));
 }
 
+TEST_CASE("Quorum.ArrivalWindow.ImputesUntimedResultsUnderAnExponentialTail") {
+  // Timed at 1 and 2, two untimed at the close 2.5: theta = ((2 - 1) + 2 (2.5 - 1)) / (2 - 1) = 4;
+  // the two late ones expected at 2.5 + 4/2 = 4.5 and 4.5 + 4/1 = 8.5.
+  ArrivalWindow w(1, true);
+  const std::vector<double> r{1, 2, kNever, kNever};
+  w.add_round(r, 0, 2.5);
+  CHECK(w.mean_order_stat(2) == doctest::Approx(2));
+  CHECK(w.mean_order_stat(3) == doctest::Approx(4.5));
+  CHECK(w.mean_order_stat(4) == doctest::Approx(8.5));
+  // Every result timed: nothing to impute.
+  ArrivalWindow all(1, true);
+  all.add_round(std::vector<double>{1, 2, 3, 4}, 0, 4);
+  CHECK(all.mean_order_stat(4) == doctest::Approx(4));
+}
+
 TEST_CASE("Quorum.ArrivalWindow.ConditionalOrderStatisticsOfAUniform") {
   // Ten rounds of 100 times spread evenly on (0, 1): later than 0.5, one remaining worker is
   // expected at 0.75; of three remaining, the first at 0.625 and the last at 0.875.
