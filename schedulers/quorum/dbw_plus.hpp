@@ -9,17 +9,24 @@
 //   window: 10   rounds of arrival times behind the order statistics (a regime switch, S5, is
 //                forgotten within it)
 //   k_min: 2     never close on an arrival with fewer than 2 results (V needs two)
-//   react: 1     re-decide at every arrival: close when dF(m) - rho t nets more than the best
-//                dF(j) - rho E[T_(j) | m arrived, the rest later than t], rho the plan's rate
-//                (optimal stopping of a renewal-reward process)
-//   deadline: 1  a tick at (1 + grace) x the planned target's expected arrival re-decides a
-//                round blocked on stragglers without an arrival, with the late ones known to be
-//                later than now; past every time in the window it closes
+//   react: 0     (1: re-decide at every arrival: close when dF(m) - rho t nets more than the
+//                best dF(j) - rho E[T_(j) | m arrived, the rest later than t], rho the plan's
+//                rate; optimal stopping of a renewal-reward process. Off by default: measured
+//                worse on S2 and S5 in interrupt mode, docs/quorum-policies.md)
+//   deadline: 1  a tick at (1 + grace) x the planned target's expected arrival closes a round
+//                blocked on stragglers (with react, re-decides it with the late ones known to be
+//                later than now; past every time in the window it closes)
 //   grace: 0.25
+//   impute: 0    (1: untimed late results at their expected times under an exponential tail
+//                fitted to the round, arrival_window.hpp; measured worse: off)
+//   l_floor: 0   (1: L bounded by the stationary relation E[G^2] >= eta L V / (2k); measured
+//                harmful: its running minimum locks onto noise)
+//   l_scale: 1   a factor on L, for the ablation of the curvature estimate only
 //   noise: 1     V / G^2 when the rounds carry no gradient statistics (workflow rounds)
 //
 // The learning rate is read every round (RoundStart::learning_rate, S6's step), so the model
-// follows it. pool 0, window 1, k_min 1, react 0, deadline 0 is dbw exactly.
+// follows it. pool 0, window 1, k_min 1, react 0, deadline 0 (impute 0, l_floor 0, l_scale 1)
+// is dbw exactly.
 #pragma once
 
 #include <memory>
