@@ -25,7 +25,7 @@ std::vector<OptionSpec> DbwPlus::option_specs() {
           {"react", OptionKind::number},   {"deadline", OptionKind::number},
           {"grace", OptionKind::number},   {"noise", OptionKind::number},
           {"l_floor", OptionKind::number}, {"l_scale", OptionKind::number},
-          {"impute", OptionKind::number}};
+          {"impute", OptionKind::number},  {"step", OptionKind::number}};
 }
 
 Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
@@ -41,6 +41,7 @@ Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
   c.floor_l = quorum_number(args, "l_floor", c.floor_l ? 1 : 0, {0, 1, false, true}) == 1;
   c.l_scale = quorum_number(args, "l_scale", c.l_scale, {1e-6, 1e6});
   c.impute = quorum_number(args, "impute", c.impute ? 1 : 0, {0, 1, false, true}) == 1;
+  c.step = static_cast<int>(quorum_number(args, "step", c.step, {0, 1e6, true}));
   return std::unique_ptr<QuorumPolicy>(std::make_unique<DbwQuorum>(c));
 }
 

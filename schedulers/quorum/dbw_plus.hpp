@@ -22,11 +22,12 @@
 //   l_floor: 0   (1: L bounded by the stationary relation E[G^2] >= eta L V / (2k); measured
 //                harmful: its running minimum locks onto noise)
 //   l_scale: 1   a factor on L, for the ablation of the curvature estimate only
+//   step: 0      the most the planned k may move between rounds (0: no limit; measured no gain)
 //   noise: 1     V / G^2 when the rounds carry no gradient statistics (workflow rounds)
 //
 // The learning rate is read every round (RoundStart::learning_rate, S6's step), so the model
-// follows it. pool 0, window 1, k_min 1, react 0, deadline 0 (impute 0, l_floor 0, l_scale 1)
-// is dbw exactly.
+// follows it. pool 0, window 1, k_min 1, react 0, deadline 0 (impute 0, l_floor 0, l_scale 1,
+// step 0) is dbw exactly.
 #pragma once
 
 #include <memory>

@@ -60,7 +60,11 @@ void DbwQuorum::begin(const RoundStart& round) {
       best_k = k;
     }
   }
+  if (config_.step > 0 && last_plan_ > 0)
+    best_k = std::clamp(best_k, std::max(k_least, last_plan_ - config_.step),
+                        std::min(n_, last_plan_ + config_.step));
   k_plan_ = best_k;
+  last_plan_ = best_k;
   rate_ = best;
   if (config_.deadline)
     deadline_ = start_ + (1 + config_.grace) * std::max(window_.mean_order_stat(k_plan_), kTiny);

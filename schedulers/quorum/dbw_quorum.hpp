@@ -61,6 +61,9 @@ struct DbwConfig {
   // A factor on the L the model uses (1: as estimated); for the ablation of the curvature's
   // effect, not a tuning knob of the defaults.
   double l_scale = 1;
+  // The most the planned k may move from one round's plan to the next (0: no limit). A k that
+  // varies costs time by itself: E[T_(k)] is convex in k.
+  int step = 0;
 };
 
 class DbwQuorum final : public QuorumPolicy {
@@ -101,6 +104,7 @@ class DbwQuorum final : public QuorumPolicy {
   int m_ = 0;
   bool exploring_ = true;
   int k_plan_ = 0;
+  int last_plan_ = 0;  // the previous round's planned k (0: none)
   double deadline_ = kNever;
   ProgressModel model_;
   double rate_ = 0;  // the plan's expected progress per unit time (rho)
