@@ -9,6 +9,8 @@
 //   quorum_{begin,arrival,end}/<policy>/<n>: that call alone (manual time around each call,
 //                                 steady clock: includes ~20-40 ns of clock reads); items =
 //                                 calls, so 1 / items_per_second is the cost of one.
+//   quorum_endinterrupt/<policy>/<n>: end() with the late results untimed (kNever), as an
+//                                 interrupt-mode round ends (the simulator's default).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -62,8 +64,9 @@ std::vector<ReplayRound> make_rounds(int n, int count) {
   return rounds;
 }
 
-// Plays one round; returns the policy calls made. `timed`: accumulate on_arrival's time only.
-enum class Timed { none, begin, arrival, end };
+// Plays one round; returns the policy calls made. kTimed: which call's time to accumulate;
+// end_interrupt also ends the round as interrupt mode does (late results untimed, kNever).
+enum class Timed { none, begin, arrival, end, end_interrupt };
 
 struct Clock {
   std::chrono::steady_clock::time_point t0;
@@ -120,14 +123,22 @@ int play(QuorumPolicy& p, const ReplayRound& r, int round, double& arrival_secon
       break;
     }
   }
-  if constexpr (kTimed == Timed::end) clock.start();
+  constexpr bool kInterrupt = kTimed == Timed::end_interrupt;
+  thread_local std::vector<double> censored;
+  if constexpr (kInterrupt) {
+    censored.assign(r.times.begin(), r.times.end());
+    for (double& t : censored)
+      if (t > closed_at) t = kNever;
+  }
+  if constexpr (kTimed == Timed::end || kInterrupt) clock.start();
   p.end({.round = round,
          .start = start,
          .closed_at = closed_at,
          .used = 0,
-         .arrivals = r.times,
-         .timed = true});
-  if constexpr (kTimed == Timed::end) {
+         .arrivals =
+             kInterrupt ? std::span<const double>(censored) : std::span<const double>(r.times),
+         .timed = !kInterrupt});
+  if constexpr (kTimed == Timed::end || kInterrupt) {
     arrival_seconds += clock.stop();
     ++arrivals;
   }
@@ -188,6 +199,11 @@ void register_all() {
         ->UseManualTime();
     benchmark::RegisterBenchmark(("quorum_end/" + p).c_str(),
                                  [p](benchmark::State& s) { run<Timed::end>(s, p); })
+        ->Arg(16)
+        ->Arg(64)
+        ->UseManualTime();
+    benchmark::RegisterBenchmark(("quorum_endinterrupt/" + p).c_str(),
+                                 [p](benchmark::State& s) { run<Timed::end_interrupt>(s, p); })
         ->Arg(16)
         ->Arg(64)
         ->UseManualTime();
