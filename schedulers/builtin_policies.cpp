@@ -13,6 +13,9 @@
 #include "schedulers/queue/fifo_queue.hpp"
 #include "schedulers/queue/ujf_queue.hpp"
 #include "schedulers/queue/uwfq_queue.hpp"
+#include "schedulers/quorum/adasync_quorum.hpp"
+#include "schedulers/quorum/dbw_plus.hpp"
+#include "schedulers/quorum/dbw_quorum.hpp"
 #include "schedulers/quorum/static_quorum.hpp"
 #include "schedulers/quorum/wait_all.hpp"
 
@@ -34,6 +37,9 @@ void register_builtin_policies(PolicyRegistry& r) {
   r.add_placement("network-cost", NetworkCostPolicy::option_specs(), NetworkCostPolicy::from_args);
   r.add_quorum("wait-all", [] { return std::make_unique<WaitAllQuorum>(); });
   r.add_quorum("static", StaticQuorum::option_specs(), StaticQuorum::from_args);
+  r.add_quorum("dbw", DbwQuorum::option_specs(), DbwQuorum::from_args);
+  r.add_quorum("adasync", AdaSyncQuorum::option_specs(), AdaSyncQuorum::from_args);
+  r.add_quorum("dbw+", DbwPlus::option_specs(), DbwPlus::from_args);
 }
 
 }  // namespace chorus

@@ -1,0 +1,48 @@
+// dbw+: dbw (dbw_quorum.hpp) with the fixes issue 15 names for the reconstructed rule's failure
+// (0.6-1.05x of the best static b in a simulator study: the last round's gradient-norm estimate
+// feeds back on itself at small k, and a plan fixed at the round's start cannot react inside
+// it). Each fix is an option so its effect can be measured (docs/quorum-policies.md, the
+// ablation); the defaults are one set for every scenario (untuned):
+//
+//   pool: 1      G^2, V and L pooled across rounds (decay 1 - 1/memory), G^2 from the pooled V
+//   memory: 8    rounds of that pooling
+//   window: 10   rounds of arrival times behind the order statistics (a regime switch, S5, is
+//                forgotten within it)
+//   k_min: 2     never close on an arrival with fewer than 2 results (V needs two)
+//   react: 0     (1: re-decide at every arrival: close when dF(m) - rho t nets more than the
+//                best dF(j) - rho E[T_(j) | m arrived, the rest later than t], rho the plan's
+//                rate; optimal stopping of a renewal-reward process. Off by default: measured
+//                worse on S2 and S5 in interrupt mode, docs/quorum-policies.md)
+//   deadline: 1  a tick at (1 + grace) x the planned target's expected arrival closes a round
+//                blocked on stragglers (with react, re-decides it with the late ones known to be
+//                later than now; past every time in the window it closes)
+//   grace: 0.25
+//   impute: 0    (1: untimed late results at their expected times under an exponential tail
+//                fitted to the round, arrival_window.hpp; measured worse: off)
+//   l_floor: 0   (1: L bounded by the stationary relation E[G^2] >= eta L V / (2k); measured
+//                harmful: its running minimum locks onto noise)
+//   l_scale: 1   a factor on L, for the ablation of the curvature estimate only
+//   step: 0      the most the planned k may move between rounds (0: no limit; measured no gain)
+//   noise: 1     V / G^2 when the rounds carry no gradient statistics (workflow rounds)
+//
+// The learning rate is read every round (RoundStart::learning_rate, S6's step), so the model
+// follows it. pool 0, window 1, k_min 1, react 0, deadline 0 (impute 0, l_floor 0, l_scale 1,
+// step 0) is dbw exactly.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/status.hpp"
+#include "schedulers/policy_options.hpp"
+#include "schedulers/quorum/dbw_quorum.hpp"
+
+namespace chorus {
+
+struct DbwPlus {
+  static DbwConfig defaults();
+  static std::vector<OptionSpec> option_specs();
+  static Result<std::unique_ptr<QuorumPolicy>> from_args(PolicyArgs& args);
+};
+
+}  // namespace chorus
