@@ -7,6 +7,7 @@ set -euo pipefail
 dest=${1:?usage: fetch_digits.sh DEST}
 [[ -s "$dest/digits.csv" ]] && exit 0
 mkdir -p "$dest"
+dest=$(cd "$dest" && pwd)  # the work below happens in a temporary folder
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
