@@ -58,8 +58,11 @@ struct Arrival {
   // this one included. With the sum of the grad_sq_norm values it gives the spread between
   // workers (the gradient noise) without sending vectors to the policy.
   double sum_sq_norm = kNoStat;
-  // An optional smoothness probe the aggregator may compute: ||grad(w_t) - grad(w_t-1)|| /
-  // ||w_t - w_t-1|| for this worker's batch, or NaN.
+  // An optional curvature probe the aggregator may compute, the secant along the last step:
+  // <grad(w_t) - grad(w_t-1), w_t - w_t-1> / ||w_t - w_t-1||^2 for this worker's batch (0 at
+  // least), or NaN. The curvature along the step, not the largest one: the norm form
+  // ||grad(w_t) - grad(w_t-1)|| / ||w_t - w_t-1|| overstated it and made dbw/dbw+ wait for
+  // too many results (docs/quorum-policies.md).
   double curvature = kNoStat;
 };
 

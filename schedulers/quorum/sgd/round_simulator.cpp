@@ -180,9 +180,9 @@ Result<SimResult> simulate_rounds(const Workload& workload, QuorumPolicy& policy
       a.sum_sq_norm = sq_norm(sum);
       if (c.curvature_probe && have_prev_w && step_norm > 0) {
         workload.gradient(w_prev, batch, g_prev);
-        double diff = 0;
-        for (std::size_t j = 0; j < dim; ++j) diff += (g[j] - g_prev[j]) * (g[j] - g_prev[j]);
-        a.curvature = std::sqrt(diff) / step_norm;
+        double dot = 0;
+        for (std::size_t j = 0; j < dim; ++j) dot += (g[j] - g_prev[j]) * (w[j] - w_prev[j]);
+        a.curvature = std::max(dot, 0.0) / (step_norm * step_norm);
       }
       const QuorumVerdict v = timed_call([&] { return policy.on_arrival(a); });
       if (v == QuorumVerdict::close || received == c.n) {
