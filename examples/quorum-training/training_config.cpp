@@ -9,6 +9,7 @@
 
 #include "schedulers/quorum/sgd/digits.hpp"
 #include "schedulers/quorum/sgd/logistic_workload.hpp"
+#include "schedulers/quorum/sgd/round_simulator.hpp"
 
 namespace quorum_training {
 
@@ -115,21 +116,9 @@ std::vector<double> trace_delays(const TrainingConfig& c) {
 
 void batch_for(const TrainingConfig& c, std::size_t samples, int round, int worker,
                std::span<std::uint32_t> out) {
-  // The round simulator's draw (schedulers/quorum/sgd/round_simulator.cpp, draw_batch, with
-  // its 0-based round): same seed, same batches, so a live run follows the simulated one.
-  auto mix = [](std::uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  const std::uint64_t base =
-      mix(mix(c.trace_seed ^ 0x5eed'ba7c'4000'0000ULL) ^
-          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(round - 1)) << 20) ^
-          static_cast<std::uint64_t>(static_cast<std::uint32_t>(worker)));
-  for (std::size_t j = 0; j < out.size(); ++j) {
-    out[j] = static_cast<std::uint32_t>(mix(base + j) % samples);
-  }
+  // The round simulator's own draw (its rounds are 0-based): same seed, same batches, so a live
+  // run follows the simulated one.
+  chorus::sgd::draw_batch(c.trace_seed, round - 1, worker, samples, out);
 }
 
 Status write_atomically(const std::string& path, const std::string& text) {

@@ -23,19 +23,6 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// Worker `worker`'s batch of round `round` (0-based): drawn with replacement from (seed, round,
-// worker) alone, so every policy's run sees the same batch for the same (round, worker).
-void draw_batch(std::uint64_t seed, int round, int worker, std::size_t samples,
-                std::span<std::uint32_t> out) {
-  const std::uint64_t base =
-      mix(mix(seed ^ 0x5eed'ba7c'4000'0000ULL) ^
-          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(round)) << 20) ^
-          static_cast<std::uint64_t>(static_cast<std::uint32_t>(worker)));
-  for (std::size_t j = 0; j < out.size(); ++j) {
-    out[j] = static_cast<std::uint32_t>(mix(base + j) % samples);
-  }
-}
-
 double sq_norm(std::span<const double> v) {
   double s = 0;
   for (double x : v) s += x * x;
@@ -88,6 +75,17 @@ Status validate(const Workload& workload, const SimConfig& c) {
 }
 
 }  // namespace
+
+void draw_batch(std::uint64_t seed, int round, int worker, std::size_t samples,
+                std::span<std::uint32_t> out) {
+  const std::uint64_t base =
+      mix(mix(seed ^ 0x5eed'ba7c'4000'0000ULL) ^
+          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(round)) << 20) ^
+          static_cast<std::uint64_t>(static_cast<std::uint32_t>(worker)));
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    out[j] = static_cast<std::uint32_t>(mix(base + j) % samples);
+  }
+}
 
 Result<SimResult> simulate_rounds(const Workload& workload, QuorumPolicy& policy,
                                   const SimConfig& c) {

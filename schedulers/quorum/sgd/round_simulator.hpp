@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -94,5 +95,11 @@ struct LossTarget {
 };
 inline constexpr double kDefaultTargetFraction = 0.02;
 LossTarget loss_target(const Workload& workload, double fraction = kDefaultTargetFraction);
+
+// Worker `worker`'s batch of round `round` (0-based) into `out` (its size is the batch): drawn
+// with replacement from (seed, round, worker) alone, so every policy's run, and a live worker
+// given the same seed, sees the same batch for the same (round, worker).
+void draw_batch(std::uint64_t seed, int round, int worker, std::size_t samples,
+                std::span<std::uint32_t> out);
 
 }  // namespace chorus::sgd
