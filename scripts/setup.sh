@@ -18,6 +18,9 @@ PACKAGES=(
   procps python3 coinor-libcbc-dev chromium
   slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge
   clang-14 libclang-rt-14-dev
+  libcurl4-openssl-dev
+  # The local Kubernetes cluster of tests/k8s/cluster.sh (binaries from ../shared/k8s).
+  etcd-server containerd runc containernetworking-plugins umoci busybox-static iptables openssl curl
 )
 
 missing=()
