@@ -73,6 +73,11 @@ struct TaskSpec {
   Duration timeout{0};     // 0 = no limit
   Duration kill_grace{0};  // SIGTERM -> SIGKILL when it is stopped; 0 = the launcher's default
   int retries = 0;         // extra attempts after the first failure
+  // Container backends (Kubernetes): the image the task runs in and when it is pulled
+  // ("Always", "IfNotPresent", "Never"; empty = the cluster's default). Other backends ignore
+  // them.
+  std::string image;
+  std::string image_pull_policy;
   Duration estimate{0};    // expected runtime when known (user, trace, history); 0 = unknown
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
