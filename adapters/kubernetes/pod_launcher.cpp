@@ -1,0 +1,289 @@
+#include "adapters/kubernetes/pod_launcher.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace chorus::kube {
+namespace {
+
+std::string env_value(const KeyValues& env, const std::string& key) {
+  for (const auto& [k, v] : env)
+    if (k == key) return v;
+  return {};
+}
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::int64_t grace_seconds(Duration grace) {
+  return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(grace).count());
+}
+
+}  // namespace
+
+PodLauncher::PodLauncher(PodLauncherOptions options)
+    : options_(std::move(options)),
+      namespace_(options_.namespace_name.empty() ? options_.config.namespace_name
+                                                 : options_.namespace_name),
+      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  thread_ = std::thread([this] { worker(); });
+}
+
+PodLauncher::~PodLauncher() {
+  (void)shutdown(std::chrono::seconds(0));
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  watch_.reset();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+int PodLauncher::wait_fd() const {
+  return wake_fd_;
+}
+
+void PodLauncher::post(std::function<void(KubeClient&)> job) {
+  staged_.push_back(std::move(job));
+}
+
+void PodLauncher::flush() {
+  if (staged_.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& j : staged_) jobs_.push_back(std::move(j));
+  }
+  staged_.clear();
+  cv_.notify_one();
+}
+
+void PodLauncher::worker() {
+  KubeClient client(options_.config);
+  std::uint64_t seen = 0;
+  for (;;) {
+    std::function<void(KubeClient&)> job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job(client);
+    worker_requests_ += client.requests() - seen;
+    seen = client.requests();
+  }
+}
+
+Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
+  if (run_.empty()) {
+    run_ = label_value(env_value(request.env, "CHORUS_RUN_ID"));
+    if (run_.empty())
+      return invalid_argument("the Kubernetes launcher needs CHORUS_RUN_ID in the request");
+    watch_ = std::make_unique<PodWatch>(options_.config, namespace_, "chorus.run%3D" + run_,
+                                        wake_fd_, options_.give_up);
+    watch_->start();
+  }
+  LaunchHandle h = next_++;
+  Attempt a;
+  a.task = request.spec->id;
+  a.attempt = request.attempt;
+  a.pod = pod_name(run_, request.spec->id, request.attempt);
+  a.stdout_path = request.stdout_path;
+  a.grace = request.spec->kill_grace.count() > 0 ? request.spec->kill_grace : options_.kill_grace;
+  if (request.spec->timeout.count() > 0) a.deadline = Clock::now() + request.spec->timeout;
+  PodNaming naming{run_, options_.default_image};
+  auto manifest = std::make_shared<std::string>(pod_manifest(request, naming, a.pod).dump());
+  by_pod_[a.pod] = h;
+  attempts_.emplace(h, std::move(a));
+  std::string path = "/api/v1/namespaces/" + namespace_ + "/pods";
+  post([this, h, manifest, path](KubeClient& c) {
+    auto r = c.raw("POST", path, *manifest);
+    Status s;
+    if (!r)
+      s = r.status();
+    else if (r->code == 409)  // the Pod exists (a resumed run, a retried create): the watch has it
+      s = {};
+    else if (r->code < 200 || r->code >= 300)
+      s = http_error(*r, "create pods in namespace " + namespace_, c.config());
+    if (s.ok()) return;
+    StateUpdate u;
+    u.kind = UpdateKind::exited;
+    u.exit_code = 127;
+    u.message = s.message();
+    {
+      std::lock_guard lock(mu_);
+      done_.push_back({h, std::move(u)});
+    }
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  });
+  return h;
+}
+
+void PodLauncher::delete_pod(const std::string& pod, Duration grace) {
+  std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + pod;
+  std::string body = R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":)" +
+                     std::to_string(grace_seconds(grace)) + R"(,"propagationPolicy":"Background"})";
+  post([path, body](KubeClient& c) { (void)c.raw("DELETE", path, body); });
+}
+
+void PodLauncher::finish(LaunchHandle h, UpdateKind kind, int code, std::string message,
+                         std::vector<StateUpdate>& out) {
+  auto it = attempts_.find(h);
+  if (it == attempts_.end()) return;
+  StateUpdate u;
+  u.task = it->second.task;
+  u.attempt = it->second.attempt;
+  u.kind = kind;
+  u.exit_code = code;
+  u.message = std::move(message);
+  u.end_time = wall_now();
+  out.push_back(std::move(u));
+  by_pod_.erase(it->second.pod);
+  attempts_.erase(it);
+}
+
+void PodLauncher::poll(std::vector<StateUpdate>& out) {
+  std::uint64_t drained = 0;
+  [[maybe_unused]] auto n = ::read(wake_fd_, &drained, sizeof drained);
+  std::vector<Done> done;
+  {
+    std::lock_guard lock(mu_);
+    done.swap(done_);
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (auto& u : cancelled_) out.push_back(std::move(u));
+    cancelled_.clear();
+  }
+  for (auto& d : done)
+    finish(d.handle, d.update.kind, d.update.exit_code, std::move(d.update.message), out);
+
+  if (watch_) {
+    std::vector<PodEvent> events;
+    watch_->take(events);
+    for (auto& e : events) {
+      std::string name = e.pod["metadata"].value("name", "");
+      auto p = by_pod_.find(name);
+      if (p == by_pod_.end()) continue;
+      LaunchHandle h = p->second;
+      Attempt& a = attempts_.at(h);
+      if (a.ending) continue;
+      if (e.type == "DELETED") {
+        auto o = pod_outcome(e.pod);
+        if (!o) {
+          finish(h, UpdateKind::lost, 0, "its Pod " + name + " was deleted by someone else", out);
+          continue;
+        }
+      }
+      auto o = pod_outcome(e.pod);
+      if (!o) continue;
+      a.ending = true;
+      // The log, then the final update: both from the worker, so the coordinator reads the
+      // task's output file only once it is complete.
+      std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/log";
+      std::string file = a.stdout_path;
+      PodOutcome outcome = *o;
+      post([this, h, path, file, outcome](KubeClient& c) {
+        auto r = c.raw("GET", path);
+        if (!file.empty()) {
+          std::ofstream f(file, std::ios::binary | std::ios::trunc);
+          if (r && r->code == 200) f << r->body;
+        }
+        StateUpdate u;
+        u.kind = outcome.kind;
+        u.exit_code = outcome.exit_code;
+        u.message = outcome.message;
+        {
+          std::lock_guard lock(mu_);
+          done_.push_back({h, std::move(u)});
+        }
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto n2 = ::write(wake_fd_, &one, sizeof one);
+      });
+    }
+    if (std::string why = watch_->failed(); !why.empty()) {
+      std::vector<LaunchHandle> all;
+      for (const auto& [h, a] : attempts_)
+        if (!a.ending) all.push_back(h);
+      for (auto h : all) finish(h, UpdateKind::lost, 0, why, out);
+    }
+  }
+  // Timeouts: delete the Pod, report now.
+  auto now = Clock::now();
+  std::vector<LaunchHandle> expired;
+  for (const auto& [h, a] : attempts_)
+    if (a.deadline && now >= *a.deadline && !a.ending) expired.push_back(h);
+  for (auto h : expired) {
+    const Attempt& a = attempts_.at(h);
+    delete_pod(a.pod, a.grace);
+    finish(h, UpdateKind::timed_out, 0, "timed out; its Pod deleted", out);
+  }
+  flush();
+}
+
+Status PodLauncher::cancel(LaunchHandle handle) {
+  auto it = attempts_.find(handle);
+  if (it == attempts_.end()) return {};
+  delete_pod(it->second.pod, it->second.grace);
+  flush();
+  StateUpdate u;
+  u.task = it->second.task;
+  u.attempt = it->second.attempt;
+  u.kind = UpdateKind::cancelled;
+  u.message = "cancelled; its Pod deleted";
+  u.end_time = wall_now();
+  by_pod_.erase(it->second.pod);
+  attempts_.erase(it);
+  {
+    std::lock_guard lock(mu_);
+    cancelled_.push_back(std::move(u));
+  }
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  return {};
+}
+
+std::optional<TimePoint> PodLauncher::next_deadline() const {
+  std::optional<TimePoint> next;
+  for (const auto& [h, a] : attempts_)
+    if (a.deadline && !a.ending && (!next || *a.deadline < *next)) next = a.deadline;
+  return next;
+}
+
+std::uint64_t PodLauncher::requests() const {
+  return worker_requests_.load() + (watch_ ? watch_->requests() : 0);
+}
+
+Status PodLauncher::shutdown(std::chrono::seconds wait) {
+  if (run_.empty() || shut_down_) return {};
+  shut_down_ = true;
+  KubeClient c(options_.config);
+  c.set_retries(1);
+  std::string path =
+      "/api/v1/namespaces/" + namespace_ + "/pods?labelSelector=chorus.run%3D" + run_;
+  auto r = c.raw("DELETE", path,
+                 R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})");
+  if (!r) return r.status();
+  if (r->code < 200 || r->code >= 300)
+    return http_error(*r, "delete pods in namespace " + namespace_, c.config());
+  auto until = std::chrono::steady_clock::now() + wait;
+  std::size_t left = 0;
+  do {
+    auto l = c.request("GET", path, nullptr, "list pods in namespace " + namespace_);
+    if (!l) return l.status();
+    left = (*l)["items"].size();
+    if (left == 0) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  } while (std::chrono::steady_clock::now() < until);
+  return Status(ErrorCode::unavailable, std::to_string(left) + " Pods of run " + run_ +
+                                            " are still terminating in namespace " + namespace_);
+}
+
+}  // namespace chorus::kube

@@ -1,0 +1,106 @@
+// PodLauncher: every task attempt a Pod (pod_spec.hpp), created through the API; status from ONE
+// watch of the run's Pods (pod_watch.hpp); the Pod's log fetched into the task's stdout file
+// when it ends. Requests per task: the create and the log fetch; the run's Pods are deleted by
+// ONE collection DELETE at shutdown().
+//
+// Contract (beyond Launcher's):
+// - Requests never run on the coordinator's thread: creates, deletes and log fetches go to a
+//   worker thread with its own connection; launch() only queues (flush() wakes the worker).
+//   A create the server refuses (403, a bad spec) ends that attempt with the server's words.
+// - The run (the chorus.run label) is CHORUS_RUN_ID from the first launch's environment; the
+//   watch starts then.
+// - cancel() and a timeout delete the Pod with the task's kill grace (default 5 s) and report
+//   at once; the Pod's deletion finishes in Kubernetes.
+// - When the API server stops answering for `give_up`, every attempt in flight is lost with
+//   that reason; retries then fail at create, bounded by the client's retries.
+// - stdout and stderr are one stream in Kubernetes: both go to the stdout file.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "adapters/kubernetes/kube_client.hpp"
+#include "adapters/kubernetes/pod_spec.hpp"
+#include "adapters/kubernetes/pod_watch.hpp"
+#include "adapters/launcher.hpp"
+
+namespace chorus::kube {
+
+struct PodLauncherOptions {
+  KubeConfig config;
+  std::string namespace_name;  // empty = the config's
+  std::string default_image;   // for tasks without image: (the loader refuses them; code may not)
+  std::chrono::seconds give_up{60};
+  Duration kill_grace = std::chrono::seconds(5);
+};
+
+class PodLauncher final : public Launcher {
+ public:
+  explicit PodLauncher(PodLauncherOptions options);
+  ~PodLauncher() override;
+
+  std::string_view name() const override { return "kubernetes"; }
+  Result<LaunchHandle> launch(const LaunchRequest& request) override;
+  void flush() override;
+  void poll(std::vector<StateUpdate>& out) override;
+  Status cancel(LaunchHandle handle) override;
+  int wait_fd() const override;
+  std::optional<TimePoint> next_deadline() const override;
+  std::size_t in_flight() const override { return attempts_.size(); }
+
+  // Deletes every Pod of the run (one request) and waits, bounded by `wait`, until they are
+  // gone; says what is left otherwise. Idempotent.
+  Status shutdown(std::chrono::seconds wait = std::chrono::seconds(10));
+  // HTTP requests sent so far (worker + watch), for the benchmark.
+  std::uint64_t requests() const;
+  const std::string& run_label() const { return run_; }
+
+ private:
+  struct Attempt {
+    TaskId task = kNoTask;
+    std::uint32_t attempt = 0;
+    std::string pod;
+    std::string stdout_path;
+    std::optional<TimePoint> deadline;
+    Duration grace{0};
+    bool ending = false;  // final state seen, log being fetched
+  };
+  struct Done {
+    LaunchHandle handle;
+    StateUpdate update;
+  };
+  void post(std::function<void(KubeClient&)> job);
+  void worker();
+  void finish(LaunchHandle h, UpdateKind kind, int code, std::string message,
+              std::vector<StateUpdate>& out);
+  void delete_pod(const std::string& pod, Duration grace);
+
+  PodLauncherOptions options_;
+  std::string namespace_;
+  std::string run_;
+  std::unique_ptr<PodWatch> watch_;
+  std::unordered_map<LaunchHandle, Attempt> attempts_;
+  std::unordered_map<std::string, LaunchHandle> by_pod_;
+  LaunchHandle next_ = 1;
+
+  // The worker: jobs in, results (Done) out through done_ and the watch's wake-up fd.
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void(KubeClient&)>> jobs_, staged_;
+  std::vector<Done> done_;
+  std::vector<StateUpdate> cancelled_;
+  bool shut_down_ = false;
+  bool stopping_ = false;
+  std::atomic<std::uint64_t> worker_requests_{0};
+  int wake_fd_ = -1;
+};
+
+}  // namespace chorus::kube
