@@ -11,6 +11,7 @@
 #include "cli/workflow_input.hpp"
 #include "core/node_info.hpp"
 #include "runtime/backends/agents_backend.hpp"
+#include "runtime/backends/kubernetes_backend.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -20,7 +21,39 @@ struct RunArgs : CommonRunArgs {
   bool oversubscribe = false;
   int cores = 0;            // > 0: the cores this machine offers to tasks, instead of its own count
   double replay_scale = 0;  // > 0: replace each command by a sleep of estimate x scale
+  std::string backend;      // "local" (default) or "kubernetes"
+  std::string kubeconfig, context, namespace_name;
 };
+
+// --backend kubernetes: the cluster is asked for its nodes before the workflow is judged, so a
+// task no node can hold is refused at its file:line:col before anything starts.
+Result<std::unique_ptr<ExecutionBackend>> start_kubernetes(const RunArgs& a, Duration grace) {
+  KubernetesBackendOptions ko;
+  ko.kubeconfig = a.kubeconfig;
+  ko.context = a.context;
+  ko.namespace_name = a.namespace_name;
+  ko.kill_grace = grace;
+  auto backend = make_kubernetes_backend(std::move(ko));
+  CancelToken cancel;
+  if (Status s = backend->start({&cancel, resolve_state_dir(a.state_dir)}); !s.ok()) return s;
+  return backend;
+}
+
+// The largest node of the cluster, for the loader's "can never run" check.
+std::pair<Resources, std::string> largest_node(const std::vector<NodeInfo>& nodes) {
+  const NodeInfo* best = &nodes.front();
+  for (const auto& n : nodes)
+    if (n.capacity.cores > best->capacity.cores ||
+        (n.capacity.cores == best->capacity.cores &&
+         n.capacity.memory_mb > best->capacity.memory_mb))
+      best = &n;
+  Resources r = best->capacity;
+  for (const auto& n : nodes) {  // memory and GPUs: the most any node has
+    r.memory_mb = std::max(r.memory_mb, n.capacity.memory_mb);
+    r.gpus = std::max(r.gpus, n.capacity.gpus);
+  }
+  return {r, "the largest node of this cluster (" + best->name + ")"};
+}
 
 // --replay-scale: run a recorded trace's shape without its programs. Every task sleeps its
 // `estimate` times the scale. A task without an estimate is an error (nothing to replay).
@@ -44,9 +77,30 @@ int run_command(RunArgs a) {
   if (!grace) return kExitBadInput;
   NodeInfo machine = local_node_info();
   if (a.cores > 0) machine.capacity.cores = a.cores;
-  auto graph = a.cores > 0 && !a.oversubscribe
-                   ? load_workflow_for_cli(a.file, machine.capacity, "this run (--cores)", a.queue)
-                   : load_workflow_for_cli(a.file, a.oversubscribe, a.queue);
+  std::unique_ptr<ExecutionBackend> backend;
+  const bool kubernetes = a.backend == "kubernetes";
+  if (kubernetes) {
+    if (a.agents > 0 || a.cores > 0) {
+      print_error(
+          "--backend kubernetes takes its nodes from the cluster: drop --agents and --cores");
+      return kExitBadInput;
+    }
+    auto started = start_kubernetes(a, *grace);
+    if (!started) {
+      print_error(started.status().message());
+      return started.status().code() == ErrorCode::invalid_argument ? kExitBadInput : kExitError;
+    }
+    backend = std::move(*started);
+  }
+  auto graph = [&] {
+    if (kubernetes) {
+      auto [largest, phrase] = largest_node(backend->nodes());
+      return load_workflow_for_cli(a.file, largest, phrase, a.queue);
+    }
+    return a.cores > 0 && !a.oversubscribe
+               ? load_workflow_for_cli(a.file, machine.capacity, "this run (--cores)", a.queue)
+               : load_workflow_for_cli(a.file, a.oversubscribe, a.queue);
+  }();
   if (!graph.ok()) {
     print_error(graph.status().message());
     return kExitBadInput;
@@ -75,8 +129,8 @@ int run_command(RunArgs a) {
     }
     plan = std::move(*setup);
   }
-  // Where the tasks run: agents started by hand, else this machine (--cores: options.nodes).
-  std::unique_ptr<ExecutionBackend> backend;
+  // Where the tasks run: a Kubernetes cluster (started above), agents started by hand, else this
+  // machine (--cores: options.nodes).
   if (a.agents > 0) {
     auto times = parse_agent_times(a);
     if (!times) return kExitBadInput;
@@ -110,6 +164,16 @@ void add_run_command(CLI::App& app) {
                   "Cores of this machine the scheduler hands out (default: all of them); more "
                   "than it has shares them, e.g. with services that mostly wait")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--backend", a->backend,
+                  "Where tasks run: local (this machine, the default) or kubernetes (one Pod per "
+                  "task on the node placement chose)")
+      ->check(CLI::IsMember({"local", "kubernetes"}));
+  cmd->add_option("--kubeconfig", a->kubeconfig,
+                  "With --backend kubernetes: the kubeconfig (default: in-cluster, $KUBECONFIG, "
+                  "~/.kube/config)");
+  cmd->add_option("--context", a->context, "With --backend kubernetes: the kubeconfig context");
+  cmd->add_option("--namespace", a->namespace_name,
+                  "With --backend kubernetes: the namespace of the Pods (default: the context's)");
   cmd->add_option("--replay-scale", a->replay_scale,
                   "Replay mode: each task sleeps its recorded estimate times this factor "
                   "(for imported traces, e.g. 0.001)");

@@ -1,0 +1,79 @@
+#include "runtime/backends/kubernetes_backend.hpp"
+
+#include "adapters/inproc/inproc_launcher.hpp"
+#include "adapters/kubernetes/kube_cluster.hpp"
+#include "adapters/kubernetes/pod_launcher.hpp"
+#include "runtime/backends/local_backend.hpp"
+
+namespace chorus {
+namespace {
+
+class KubernetesBackend final : public ExecutionBackend {
+ public:
+  explicit KubernetesBackend(KubernetesBackendOptions o)
+      : options_(std::move(o)), functions_(function_pool_threads(options_.function_threads)) {}
+  ~KubernetesBackend() override { stop(); }
+
+  std::string_view name() const override { return "kubernetes"; }
+
+  Status start(const BackendStart&) override {
+    if (pods_) return {};
+    auto config = kube::resolve_kube_config(options_.kubeconfig, options_.context);
+    if (!config) return config.status();
+    std::string ns =
+        options_.namespace_name.empty() ? config->namespace_name : options_.namespace_name;
+    kube::KubeClient client(*config);
+    client.set_retries(2);
+    if (Status s = kube::check_cluster(client, ns); !s.ok()) return s;
+    auto listed = kube::list_nodes(client);
+    if (!listed) return listed.status();
+    nodes_.clear();
+    std::string unusable;
+    for (auto& n : *listed) {
+      if (n.usable())
+        nodes_.push_back(n.info);
+      else
+        unusable += (unusable.empty() ? "" : ", ") + n.info.name;
+    }
+    if (nodes_.empty())
+      return Status(
+          ErrorCode::unavailable,
+          "no node of " + config->server + " can take Pods (not Ready, cordoned or tainted: " +
+              (unusable.empty() ? std::string("the cluster has no nodes") : unusable) + ")");
+    kube::PodLauncherOptions po;
+    po.config = *config;
+    po.namespace_name = ns;
+    po.kill_grace = options_.kill_grace;
+    pods_ = std::make_unique<kube::PodLauncher>(std::move(po));
+    return {};
+  }
+
+  void stop() override {
+    if (!pods_) return;
+    (void)pods_->shutdown(std::chrono::seconds(10));
+  }
+
+  LauncherTable launchers() override {
+    // MPI tasks run their ranks inside one Pod (the loader refuses ranks across Pods).
+    return launcher_table(*pods_, functions_, *pods_);
+  }
+  const std::vector<NodeInfo>& nodes() const override { return nodes_; }
+  std::unique_ptr<PlacementPolicy> wrap_placement(
+      std::unique_ptr<PlacementPolicy> policy) const override {
+    return policy;
+  }
+
+ private:
+  KubernetesBackendOptions options_;
+  InprocLauncher functions_;
+  std::unique_ptr<kube::PodLauncher> pods_;
+  std::vector<NodeInfo> nodes_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExecutionBackend> make_kubernetes_backend(KubernetesBackendOptions options) {
+  return std::make_unique<KubernetesBackend>(std::move(options));
+}
+
+}  // namespace chorus

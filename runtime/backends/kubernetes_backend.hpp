@@ -1,0 +1,31 @@
+// The Kubernetes backend (issue 16): every executable task and service replica a Pod on the
+// node placement chose (adapters/kubernetes/pod_launcher.hpp), functions on the in-process pool.
+// The nodes, their allocatable resources and taints come from the API at start(), so the queue
+// and placement policies work unchanged.
+//
+// Contract (beyond ExecutionBackend's):
+// - start() resolves the kubeconfig (or the Pod's service account), checks the API serves what
+//   the launcher needs and the namespace exists, and lists the nodes; usable ones only (Ready,
+//   schedulable, no NoSchedule/NoExecute taint). Idempotent: a started backend returns ok.
+// - stop() deletes the run's Pods (one collection DELETE) and waits up to ten seconds.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/units.hpp"
+#include "runtime/backends/execution_backend.hpp"
+
+namespace chorus {
+
+struct KubernetesBackendOptions {
+  std::string kubeconfig;      // empty: in-cluster, $KUBECONFIG, ~/.kube/config
+  std::string context;         // empty: the file's current context
+  std::string namespace_name;  // empty: the context's (default "default")
+  Duration kill_grace = std::chrono::seconds(5);
+  int function_threads = 0;
+};
+
+std::unique_ptr<ExecutionBackend> make_kubernetes_backend(KubernetesBackendOptions options);
+
+}  // namespace chorus
