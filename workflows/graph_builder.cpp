@@ -93,7 +93,7 @@ void GraphBuilder::check_templates() {
     first_id_.push_back(over_limit ? so_far : so_far + size);
     if (!over_limit) check_text_size(t, size);
     check_placeholders(t);
-    check_fits(t);
+    if (!check_container(t)) check_fits(t);
   }
 }
 
@@ -135,7 +135,8 @@ void GraphBuilder::check_services() {
     if (t.argv.empty()) check(t.shell_command, "the command");
     for (const auto& [k, v] : t.env) check(v, "env '" + k + "'");
     if (t.workdir) check(*t.workdir, "the workdir");
-    check_fits(t);
+    if (t.image) check(*t.image, "the image");
+    if (!check_container(t)) check_fits(t);
   }
 }
 
@@ -178,6 +179,40 @@ void GraphBuilder::check_placeholders(const TaskTemplate& t) {
   for (const auto& o : t.outputs) check(o, "the outputs");
   for (const auto& in : t.inputs) check(in, "the inputs");
   for (const auto& a : t.after) check(a, "'after'");
+  if (t.image) check(*t.image, "the image");
+}
+
+bool GraphBuilder::check_container(const TaskTemplate& t) {
+  if (!limits_.containers || t.kind == TaskKind::function || t.gate) return false;
+  const bool service = t.kind == TaskKind::service;
+  bool reported = false;
+  if (!t.image) {
+    diags_.add(t.pos, (service ? "service '" + t.name + "'" : task_kind_name(t)) +
+                          " has no image: set image: on the task or in defaults: (the Kubernetes "
+                          "backend runs every task in a container)");
+    reported = true;
+  }
+  if (t.kind != TaskKind::mpi || t.nodes == 1) return reported;
+  // One Pod is one node: the ranks must fit the largest node (nodes: 1 that does not fit is
+  // check_fits' "can never run here"). Unknown nodes: only nodes > 1 is known to span Pods.
+  bool spans = t.nodes > 1;
+  if (!spans) {
+    int most = -1;
+    auto consider = [&](const Resources& n) {
+      if (n.cores <= 0) return;
+      Resources rank = t.per_rank;
+      if (n.memory_mb <= 0) rank.memory_mb = 0;
+      most = std::max(most, ranks_fitting(rank, n, t.ranks));
+    };
+    consider(limits_.largest_node);
+    for (const Resources& n : limits_.nodes) consider(n);
+    spans = most >= 0 && most < t.ranks;
+  }
+  if (!spans) return reported;
+  diags_.add(t.nodes > 1 ? t.nodes_pos : (t.ranks_pos.known() ? t.ranks_pos : t.pos),
+             "an MPI task across Pods needs the MPI Operator, which chorus does not support yet; "
+             "keep its ranks on one node (nodes: 1)");
+  return true;
 }
 
 void GraphBuilder::check_fits(const TaskTemplate& t) {

@@ -30,6 +30,7 @@ struct GraphLimits {
   Resources largest_node;  // cores == 0: unknown, nothing is checked; memory_mb == 0: unchecked
   std::string machine_phrase = "this machine";
   std::vector<Resources> nodes;  // every node's capacity, when known: MPI tasks may spread
+  bool containers = false;       // WorkflowLoadOptions::containers
 };
 
 class GraphBuilder {
@@ -67,6 +68,9 @@ class GraphBuilder {
   // limits_.max_text_bytes (once).
   void check_text_size(const TaskTemplate& t, std::uint64_t members);
   void check_fits(const TaskTemplate& t);
+  // With limits_.containers: refuses a task or service without an image and an MPI task whose
+  // ranks would span Pods. True when it reported (check_fits is then skipped for an MPI task).
+  bool check_container(const TaskTemplate& t);
   // check_fits for an MPI task that may spread over limits_.nodes.
   void check_spread_fits(const TaskTemplate& t);
   // "task 'a'" or "repeat group 'c'" (a gate) for messages about template `i`.

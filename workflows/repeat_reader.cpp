@@ -11,8 +11,9 @@ namespace {
 const KeyChecker& repeat_keys() {
   static const KeyChecker checker = [] {
     std::vector<std::pair<std::string, std::string>> misplaced;
-    for (const char* k : {"name", "command", "foreach", "cores", "memory", "gpus", "env", "workdir",
-                          "retries", "timeout", "uses", "kind", "shell"}) {
+    for (const char* k :
+         {"name", "command", "foreach", "cores", "memory", "gpus", "env", "workdir", "retries",
+          "timeout", "uses", "kind", "shell", "image", "image_pull_policy"}) {
       misplaced.emplace_back(k, "'" + std::string(k) +
                                     "' belongs in a task of the repeat group's 'tasks:' (the "
                                     "group holds repeat, max_rounds, after, until, tasks)");

@@ -40,9 +40,10 @@ const KeyChecker& service_keys() {
     for (const char* k : {"outputs", "inputs", "estimate"}) {
       misplaced.emplace_back(k, "'" + std::string(k) + "' is a task key, not a service key");
     }
-    return KeyChecker({"name", "command", "shell", "cores", "memory", "gpus", "env", "workdir",
-                       "user", "description", "replicas", "ready", "restart", "stop_grace"},
-                      {}, std::move(misplaced));
+    return KeyChecker(
+        {"name", "command", "shell", "cores", "memory", "gpus", "env", "workdir", "user",
+         "description", "replicas", "ready", "restart", "stop_grace", "image", "image_pull_policy"},
+        {}, std::move(misplaced));
   }();
   return checker;
 }
@@ -261,10 +262,13 @@ std::optional<ServiceTemplate> read_service(const YAML::Node& node, std::size_t 
   t.env = defaults.env;
   t.workdir = defaults.workdir;
   t.user = defaults.user;
+  t.image = defaults.image;
+  t.image_pull_policy = defaults.image_pull_policy;
   const MapEntry* ready = nullptr;
   for (const MapEntry& e : entries) {
     const std::string label = "'" + e.key + "' " + where;
-    if (e.key == "env") {
+    if (read_image_key(e, where, t.image, t.image_pull_policy, diags)) {
+    } else if (e.key == "env") {
       if (auto env = read_env_map(e, "the env of service '" + t.name + "'", diags)) {
         for (auto& [k, v] : *env) set_env(t.env, k, std::move(v));
       }

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "workflows/image_reference.hpp"
 #include "workflows/placeholder.hpp"
 
 namespace chorus {
@@ -52,6 +53,19 @@ Status instantiate_task(const TaskTemplate& t, const KeyValues& vars, const std:
   spec.data = t.data;
   for (const auto& o : t.outputs) spec.outputs.push_back(sub(o));
   for (const auto& in : t.inputs) spec.inputs.push_back(sub(in));
+  if (t.image) {
+    spec.image = sub(*t.image);
+    // Without placeholders the reader checked it; with them only the member's value can be.
+    if (has_braces(t.image->text) && first.ok()) {
+      if (std::string why = image_reference_problem(spec.image); !why.empty()) {
+        const std::string message =
+            "image '" + spec.image + "' " + context + " is not an image reference: " + why;
+        if (diags != nullptr) diags->add(t.image->pos, message);
+        first = invalid_argument(message);
+      }
+    }
+  }
+  if (t.image_pull_policy) spec.image_pull_policy = t.image_pull_policy->text;
   return first;
 }
 

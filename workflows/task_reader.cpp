@@ -9,7 +9,9 @@
 
 #include "core/runtime_partition.hpp"
 #include "core/text.hpp"
+#include "workflows/image_reference.hpp"
 #include "workflows/key_checker.hpp"
+#include "workflows/placeholder.hpp"
 #include "workflows/quorum_reader.hpp"
 
 namespace chorus {
@@ -20,16 +22,41 @@ constexpr std::int64_t kMaxRetries = 10'000;
 // foreach lists and ranges are bounded by the workflow's task limit before expansion.
 constexpr std::uint64_t kMaxSweepValues = 1'000'000;
 
-const std::vector<std::string> kDefaultsKeys = {"cores", "memory",  "gpus",  "retries", "timeout",
-                                                "env",   "workdir", "shell", "uses",    "data"};
+const std::vector<std::string> kDefaultsKeys = {
+    "cores",   "memory", "gpus", "retries", "timeout", "env",
+    "workdir", "shell",  "uses", "data",    "image",   "image_pull_policy"};
 
 const KeyChecker& task_keys() {
   static const KeyChecker checker(
-      {"name",           "command",       "shell",       "after",    "foreach", "cores",
-       "memory",         "gpus",          "env",         "workdir",  "retries", "timeout",
-       "outputs",        "inputs",        "description", "estimate", "kind",    "ranks",
-       "cores_per_rank", "gpus_per_rank", "user",        "uses",     "job",     "partition",
-       "nodes",          "data",          "quorum"},
+      {"name",
+       "command",
+       "shell",
+       "after",
+       "foreach",
+       "cores",
+       "memory",
+       "gpus",
+       "env",
+       "workdir",
+       "retries",
+       "timeout",
+       "outputs",
+       "inputs",
+       "description",
+       "estimate",
+       "kind",
+       "ranks",
+       "cores_per_rank",
+       "gpus_per_rank",
+       "user",
+       "uses",
+       "job",
+       "partition",
+       "nodes",
+       "data",
+       "quorum",
+       "image",
+       "image_pull_policy"},
       {},
       {{"tasks", "tasks cannot be nested: list every task under the top-level 'tasks:'"},
        {"defaults", "'defaults' belongs at the top level, not in a task"}},
@@ -314,6 +341,32 @@ std::optional<std::vector<SweepVariable>> read_foreach(const MapEntry& e, const 
 
 }  // namespace
 
+bool read_image_key(const MapEntry& e, const std::string& where, std::optional<LocatedText>& image,
+                    std::optional<LocatedText>& policy, DiagnosticList& diags) {
+  if (e.key != "image" && e.key != "image_pull_policy") return false;
+  auto text = read_string(e, "'" + e.key + "' " + where, diags);
+  if (!text) return true;
+  if (e.key == "image_pull_policy") {
+    if (!is_image_pull_policy(*text)) {
+      diags.add(e.value_pos, "image_pull_policy " + where +
+                                 " must be Always, IfNotPresent or Never, not '" + *text + "'" +
+                                 did_you_mean(*text, {"Always", "IfNotPresent", "Never"}));
+    } else {
+      policy = LocatedText{*text, e.value_pos};
+    }
+    return true;
+  }
+  if (!has_braces(*text)) {
+    if (std::string why = image_reference_problem(*text); !why.empty()) {
+      diags.add(e.value_pos,
+                "image '" + *text + "' " + where + " is not an image reference: " + why);
+      return true;
+    }
+  }
+  image = LocatedText{*text, e.value_pos};
+  return true;
+}
+
 bool read_command(const MapEntry* e, Position task_pos, bool shell, bool shell_explicit,
                   const std::string& what, TaskTemplate& t, DiagnosticList& diags) {
   const std::string label = "'command' of " + what + " '" + t.name + "'";
@@ -391,6 +444,7 @@ TaskDefaults read_defaults(const MapEntry* entry, TaskDefaults base, DiagnosticL
       if (auto b = read_bool(e, "'shell' in defaults", diags)) base.shell = *b;
     } else if (e.key == "uses") {
       if (auto list = read_uses(e, "'uses' in defaults", diags)) base.uses = std::move(*list);
+    } else if (read_image_key(e, "in defaults", base.image, base.image_pull_policy, diags)) {
     } else if (e.key == "data") {
       static const std::vector<DataSource> kNone;
       base.data = read_data(e, "in defaults", base.data,
@@ -509,6 +563,8 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
   t.user = defaults.user;
   t.uses = defaults.uses;
   if (defaults.data) t.data = defaults.data->data;
+  t.image = defaults.image;
+  t.image_pull_policy = defaults.image_pull_policy;
   std::optional<Partition> partition;
   for (const MapEntry& e : entries) {
     const std::string label = "'" + e.key + "' " + where;
@@ -530,6 +586,7 @@ std::optional<TaskTemplate> read_task(const YAML::Node& node, std::size_t index,
                              defaults.sources != nullptr ? *defaults.sources : kNone, diags)) {
         t.data = d->data;
       }
+    } else if (read_image_key(e, where, t.image, t.image_pull_policy, diags)) {
     } else if (e.key == "quorum") {
       if (auto q = read_quorum(e, t.name, diags)) t.quorum = std::move(*q);
     } else if (e.key == "foreach") {

@@ -34,6 +34,12 @@ void read_common(const MapEntry& e, const std::string& where, Resources& r, Posi
                  Position& memory_pos, Position& gpus_pos, int& retries, Duration& timeout,
                  DiagnosticList& diags);
 
+// Reads `image:` or `image_pull_policy:` (other keys: false, nothing read) into `image` /
+// `policy`, reporting an invalid value at it. An image holding placeholders is checked as a
+// reference once they are substituted (instantiate_task); one without is checked here.
+bool read_image_key(const MapEntry& e, const std::string& where, std::optional<LocatedText>& image,
+                    std::optional<LocatedText>& policy, DiagnosticList& diags);
+
 // Fills t.shell / t.argv / t.shell_command from `command:` (nullptr = missing, an error). `shell`
 // is the entry's or the inherited value; `shell_explicit` whether the entry itself wrote
 // `shell:`. `what` ("task", "service") names the entry in messages. False when it reported.

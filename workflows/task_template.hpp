@@ -32,6 +32,9 @@ struct TaskDefaults {
   std::string user;                  // the top-level `user:`
   std::vector<LocatedText> uses;     // `uses:` in defaults; a task's own `uses:` replaces it
   std::optional<DataTemplate> data;  // `data:` in defaults; a task's own keys override its keys
+  // `image:` / `image_pull_policy:` in defaults; a task's or service's own value replaces it.
+  std::optional<LocatedText> image;
+  std::optional<LocatedText> image_pull_policy;
   // The top-level `sources:` that `data:` names (read before defaults and tasks); never null
   // once the loader set it (nullptr = none declared).
   const std::vector<DataSource>* sources = nullptr;
@@ -83,6 +86,10 @@ struct TaskTemplate {
   int group = kNoGroup;
   bool gate = false;  // the held no-op task named like group `group` (no command)
   std::optional<QuorumTemplate> quorum;  // `quorum:`, a sweep inside a repeat group closing early
+  // The container image (may hold placeholders, checked as a reference once substituted) and
+  // its pull policy (Always, IfNotPresent or Never, checked when read); unset = none.
+  std::optional<LocatedText> image;
+  std::optional<LocatedText> image_pull_policy;
 };
 
 // Sets or overrides `key` in `env`, keeping the first position of the key in the order.

@@ -29,6 +29,8 @@ void for_each_text(const TaskTemplate& t, F&& f) {
   for (const auto& o : t.outputs) f(o.text);
   for (const auto& in : t.inputs) f(in.text);
   for (const auto& a : t.after) f(a.text);
+  if (t.image) f(t.image->text);
+  if (t.image_pull_policy) f(t.image_pull_policy->text);
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ const KeyChecker& top_level_keys() {
         " (the top level holds name, description, user, scheduler, defaults, sources, services, "
         "tasks, workdir, env)";
     std::vector<std::pair<std::string, std::string>> misplaced;
-    for (const char* k : {"cores", "memory", "gpus", "retries", "timeout", "shell"}) {
+    for (const char* k :
+         {"cores", "memory", "gpus", "retries", "timeout", "shell", "image", "image_pull_policy"}) {
       misplaced.emplace_back(k, "'" + std::string(k) +
                                     "' cannot be set at the top level; put it under 'defaults:' "
                                     "to apply it to every task");
@@ -425,6 +426,7 @@ bool read_workflow(const YAML::Node& root, const std::string& path,
   limits.largest_node = options.largest_node;
   limits.machine_phrase = options.machine_phrase;
   limits.nodes = options.nodes;
+  limits.containers = options.containers;
   return GraphBuilder(std::move(templates), std::move(services), std::move(groups),
                       std::move(limits), diags)
       .build(graph);

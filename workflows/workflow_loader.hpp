@@ -39,6 +39,11 @@ struct WorkflowLoadOptions {
   // Every node's capacity when the nodes are known (an allocation): MPI tasks may spread over
   // them, so they "can never run in this allocation" only when all of them together lack room.
   std::vector<Resources> nodes;
+  // The run's tasks go to containers (`chorus run --backend kubernetes`): every executable task
+  // and service needs an `image:` (its own or from defaults), and an MPI task must keep its
+  // ranks on one node (a Pod), since chorus has no MPI Operator support yet. Function tasks run
+  // in the coordinator and are exempt.
+  bool containers = false;
   // The text the tasks may hold, as read and after expansion (kMaxWorkflowTextBytes).
   std::uint64_t max_text_bytes = kMaxWorkflowTextBytes;
   // Tasks after expansion (a fuzz target lowers it to stay fast).
