@@ -269,6 +269,8 @@ start_control_plane() {
 
 # The v1 cgroup controllers (mount points) the kubelet of a node needs its cgroup root in.
 cgroup_mounts() { awk '$3 == "cgroup" { print $2 }' /proc/mounts; }
+# Those and the hybrid's cgroup2 mount, where runc mirrors the Pod cgroups: all to clean at stop.
+cgroup_all_mounts() { awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/mounts; }
 
 make_cgroup_root() {
   local name=$1 m
@@ -364,7 +366,7 @@ EOF
   spawn "kubelet-$name" "$CACHE/kubelet" --config="$n/kubelet.yaml" --kubeconfig="$n/kubeconfig" \
     --container-runtime=remote --container-runtime-endpoint="unix://$sock" \
     --pod-infra-container-image=localhost/pause:3.4 \
-    --hostname-override="$name" --node-ip=127.0.0.1 \
+    --hostname-override="$name" \
     --root-dir="$n/kubelet" --cert-dir="$n/certs" --volume-plugin-dir="$n/volume-plugins" \
     --cgroup-root="/$name"
 }
@@ -430,7 +432,7 @@ cmd_start() {
   for k in $(seq "$nodes"); do start_node "$k"; done
   wait_for "$START_TIMEOUT" "the cluster ($nodes Ready nodes, default ServiceAccount)" \
     cluster_ready "$nodes"
-  say "ready in $((SECONDS - t0)) s: $nodes nodes $PREFIX{1..$nodes}, $SERVER (export KUBECONFIG=$DIR/kubeconfig)"
+  say "ready in $((SECONDS - t0)) s: $nodes nodes ${PREFIX}1..$nodes, $SERVER (export KUBECONFIG=$DIR/kubeconfig)"
 }
 
 # ---- stop -------------------------------------------------------------------------------------
@@ -501,7 +503,7 @@ iptables_cleanup() {
   for ipt in iptables ip6tables; do
     command -v $ipt >/dev/null || continue
     for t in filter nat mangle; do
-      $ipt -t $t -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' | sed 's/^-A/-D/' |
+      { $ipt -t $t -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' || true; } | sed 's/^-A/-D/' |
         while read -r rule; do eval "$ipt -t $t $rule" 2>/dev/null || true; done
       for c in $($ipt -t $t -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-/ { print $2 }'); do
         $ipt -t $t -F "$c" 2>/dev/null || true
@@ -544,23 +546,19 @@ cmd_stop() {
   stop_daemon kube-controller-manager 10
   stop_daemon kube-apiserver 15
   stop_daemon etcd 10
-  # Anything else of ours (a daemon whose pid file went missing).
+  # A daemon of ours whose pid file went missing: one of our binaries given a path under $DIR.
   for p in $(pgrep -f -- "$DIR/" || true); do
-    [[ $p == "$$" ]] || stop_pids 5 "$p"
+    [[ $p != "$$" ]] && grep -qE '^(kube|etcd|containerd)' "/proc/$p/comm" 2>/dev/null &&
+      stop_pids 5 "$p"
   done
   umount_under "$DIR"
   local m d
-  for n in "$DIR"/nodes/*/; do
-    [[ -d $n ]] || continue
-    name=$(basename "$n")
-    ip link del "$BRIDGE${name#"$PREFIX"}" 2>/dev/null || true
-    for m in $(cgroup_mounts); do rm_cgroup_tree "$m/$name"; done
-  done
-  for m in $(cgroup_mounts); do
+  for m in $(cgroup_all_mounts); do
+    for d in "$m/$PREFIX"*; do rm_cgroup_tree "$d"; done
     rm_cgroup_tree "$m/kubepods"
     rm_cgroup_tree "$m/k8s.io"
   done
-  for d in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{ print $2 }' | grep "^$BRIDGE[0-9]*$" || true); do
+  for d in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{ print $2 }' | grep "^${BRIDGE}[0-9]*$" || true); do
     ip link del "$d" 2>/dev/null || true
   done
   for d in $(ip netns list 2>/dev/null | awk '$1 ~ /^cni-/ { print $1 }'); do
