@@ -468,7 +468,8 @@ stop_daemon() { # stop_daemon NAME GRACE
 delete_pods() {
   api_up || return 0
   local nss ns deadline=$((SECONDS + 30))
-  nss=$(api GET /api/v1/pods | tr -d ' \n' | grep -o '"namespace":"[^"]*"' | sort -u | cut -d'"' -f4)
+  nss=$(api GET /api/v1/pods | tr -d ' \n' | { grep -o '"namespace":"[^"]*"' || true; } |
+    sort -u | cut -d'"' -f4)
   for ns in $nss; do
     api DELETE "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=1" >/dev/null 2>&1 || true
   done
@@ -519,6 +520,9 @@ saved() { [[ -f $DIR/run/host.saved ]] && grep -qxF "$1" "$DIR/run/host.saved"; 
 
 cmd_stop() {
   [[ $(id -u) -eq 0 ]] || die "run as root"
+  # Controllers first, so that no Job or ReplicaSet replaces the Pods deleted next.
+  stop_daemon kube-scheduler 10
+  stop_daemon kube-controller-manager 10
   delete_pods
   local n name sock p
   for n in "$DIR"/nodes/*/; do
@@ -542,8 +546,6 @@ cmd_stop() {
       stop_pids 5 "$p"
     done
   done
-  stop_daemon kube-scheduler 10
-  stop_daemon kube-controller-manager 10
   stop_daemon kube-apiserver 15
   stop_daemon etcd 10
   # A daemon of ours whose pid file went missing: one of our binaries given a path under $DIR.
