@@ -413,6 +413,8 @@ cmd_start() {
     cmd_stop >/dev/null 2>&1 # leftovers of a crashed run: start from a clean slate
   fi
   mkdir -p "$DIR"/{run,log}
+  # A fresh cluster starts fresh logs (the last run's stay until then, for a look after stop).
+  [[ -s $DIR/nodes.count ]] || rm -f "$DIR"/log/*.log
   echo "$nodes" >"$DIR/nodes.count"
   # What stop restores or removes only if we made it.
   if [[ ! -f $DIR/run/host.saved ]]; then
