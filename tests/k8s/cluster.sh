@@ -60,8 +60,16 @@ log_tails() {
 
 KBINS=(kube-apiserver kube-controller-manager kube-scheduler kubelet pause)
 
+# The cached binaries match SHA256SUMS. Checked once (3 s), then remembered in a stamp that any
+# later change to a binary makes stale.
 cache_ok() {
-  [[ -s $CACHE/SHA256SUMS ]] && (cd "$CACHE" && sha256sum --quiet -c SHA256SUMS >/dev/null 2>&1)
+  local stamp=$CACHE/.verified
+  [[ -s $CACHE/SHA256SUMS ]] || return 1
+  if [[ -f $stamp ]] && [[ -z $(find "$CACHE" -maxdepth 1 -type f -newer "$stamp" 2>/dev/null) ]]; then
+    return 0
+  fi
+  (cd "$CACHE" && sha256sum --quiet -c SHA256SUMS >/dev/null 2>&1) || return 1
+  touch "$stamp"
 }
 
 # Unpacks the kit's .xz once into $CACHE (checked against SHA256SUMS), or builds from Debian's
@@ -365,7 +373,6 @@ evictionHard: { memory.available: "50Mi", nodefs.available: "1%", imagefs.availa
 EOF
   spawn "kubelet-$name" "$CACHE/kubelet" --config="$n/kubelet.yaml" --kubeconfig="$n/kubeconfig" \
     --container-runtime=remote --container-runtime-endpoint="unix://$sock" \
-    --pod-infra-container-image=localhost/pause:3.4 \
     --hostname-override="$name" \
     --root-dir="$n/kubelet" --cert-dir="$n/certs" --volume-plugin-dir="$n/volume-plugins" \
     --cgroup-root="/$name"
