@@ -39,22 +39,6 @@ Result<std::unique_ptr<ExecutionBackend>> start_kubernetes(const RunArgs& a, Dur
   return backend;
 }
 
-// The largest node of the cluster, for the loader's "can never run" check.
-std::pair<Resources, std::string> largest_node(const std::vector<NodeInfo>& nodes) {
-  const NodeInfo* best = &nodes.front();
-  for (const auto& n : nodes)
-    if (n.capacity.cores > best->capacity.cores ||
-        (n.capacity.cores == best->capacity.cores &&
-         n.capacity.memory_mb > best->capacity.memory_mb))
-      best = &n;
-  Resources r = best->capacity;
-  for (const auto& n : nodes) {  // memory and GPUs: the most any node has
-    r.memory_mb = std::max(r.memory_mb, n.capacity.memory_mb);
-    r.gpus = std::max(r.gpus, n.capacity.gpus);
-  }
-  return {r, "the largest node of this cluster (" + best->name + ")"};
-}
-
 // --replay-scale: run a recorded trace's shape without its programs. Every task sleeps its
 // `estimate` times the scale. A task without an estimate is an error (nothing to replay).
 Status apply_replay_scale(WorkflowGraph& graph, double scale) {
@@ -93,10 +77,7 @@ int run_command(RunArgs a) {
     backend = std::move(*started);
   }
   auto graph = [&] {
-    if (kubernetes) {
-      auto [largest, phrase] = largest_node(backend->nodes());
-      return load_workflow_for_cli(a.file, largest, phrase, a.queue);
-    }
+    if (kubernetes) return load_workflow_for_containers(a.file, backend->nodes(), a.queue);
     return a.cores > 0 && !a.oversubscribe
                ? load_workflow_for_cli(a.file, machine.capacity, "this run (--cores)", a.queue)
                : load_workflow_for_cli(a.file, a.oversubscribe, a.queue);

@@ -34,6 +34,24 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
   return load_with(path, std::move(options));
 }
 
+Result<WorkflowGraph> load_workflow_for_containers(const std::string& path,
+                                                   const std::vector<NodeInfo>& nodes,
+                                                   const std::string& queue_override) {
+  WorkflowLoadOptions options;
+  const NodeInfo* largest = nullptr;
+  for (const auto& n : nodes) {
+    if (largest == nullptr || n.capacity.cores > largest->capacity.cores) largest = &n;
+    options.largest_node.cores = std::max(options.largest_node.cores, n.capacity.cores);
+    options.largest_node.memory_mb = std::max(options.largest_node.memory_mb, n.capacity.memory_mb);
+    options.largest_node.gpus = std::max(options.largest_node.gpus, n.capacity.gpus);
+    options.nodes.push_back(n.capacity);
+  }
+  options.machine_phrase = "the largest node of this cluster" +
+                           (largest != nullptr ? " (" + largest->name + ")" : std::string{});
+  options.containers = true;
+  return load_with(path, std::move(options), queue_override);
+}
+
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resources& largest_node,
                                             const std::string& machine_phrase,
                                             const std::string& queue_override) {

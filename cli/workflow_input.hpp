@@ -24,4 +24,10 @@ Result<WorkflowGraph> load_workflow_for_cli(const std::string& path, const Resou
 Result<WorkflowGraph> load_workflow_for_cli(const std::string& path,
                                             const std::vector<NodeInfo>& nodes);
 
+// The same for a container cluster (--backend kubernetes): judged against its nodes, every
+// executable task and service must name an image, MPI ranks stay in one Pod.
+Result<WorkflowGraph> load_workflow_for_containers(const std::string& path,
+                                                   const std::vector<NodeInfo>& nodes,
+                                                   const std::string& queue_override = {});
+
 }  // namespace chorus::cli
