@@ -175,14 +175,11 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
       LaunchHandle h = p->second;
       Attempt& a = attempts_.at(h);
       if (a.ending) continue;
-      if (e.type == "DELETED") {
-        auto o = pod_outcome(e.pod);
-        if (!o) {
-          finish(h, UpdateKind::lost, 0, "its Pod " + name + " was deleted by someone else", out);
-          continue;
-        }
-      }
       auto o = pod_outcome(e.pod);
+      if (!o && e.type == "DELETED") {
+        finish(h, UpdateKind::lost, 0, "its Pod " + name + " was deleted by someone else", out);
+        continue;
+      }
       if (!o) continue;
       a.ending = true;
       // The log, then the final update: both from the worker, so the coordinator reads the
@@ -273,10 +270,13 @@ Status PodLauncher::shutdown(std::chrono::seconds wait) {
   if (!r) return r.status();
   if (r->code < 200 || r->code >= 300)
     return http_error(*r, "delete pods in namespace " + namespace_, c.config());
+  std::uint64_t counted = 0;
   auto until = std::chrono::steady_clock::now() + wait;
   std::size_t left = 0;
   do {
     auto l = c.request("GET", path, nullptr, "list pods in namespace " + namespace_);
+    worker_requests_ += c.requests() - counted;  // counted like the worker's: ours too
+    counted = c.requests();
     if (!l) return l.status();
     left = (*l)["items"].size();
     if (left == 0) return {};

@@ -29,6 +29,7 @@ class KubernetesBackend final : public ExecutionBackend {
     client.set_retries(2);
     if (Status s = kube::check_cluster(client, ns); !s.ok()) return s;
     auto listed = kube::list_nodes(client);
+    start_requests_ = client.requests();
     if (!listed) return listed.status();
     nodes_.clear();
     std::string unusable;
@@ -60,7 +61,7 @@ class KubernetesBackend final : public ExecutionBackend {
     if (const char* stats = std::getenv("CHORUS_K8S_STATS"); stats != nullptr && *stats != '\0') {
       if (std::FILE* f = std::fopen(stats, "w")) {
         std::fprintf(f, "{\"requests\": %llu}\n",
-                     static_cast<unsigned long long>(pods_->requests()));
+                     static_cast<unsigned long long>(start_requests_ + pods_->requests()));
         std::fclose(f);
       }
     }
@@ -82,6 +83,7 @@ class KubernetesBackend final : public ExecutionBackend {
   std::unique_ptr<kube::PodLauncher> pods_;
   std::vector<NodeInfo> nodes_;
   bool stopped_ = false;
+  std::uint64_t start_requests_ = 0;  // discovery, namespace, nodes
 };
 
 }  // namespace
