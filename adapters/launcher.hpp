@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/service_spec.hpp"
 #include "core/status.hpp"
 #include "core/task_spec.hpp"
 #include "core/units.hpp"
@@ -36,10 +37,21 @@ struct LaunchRequest {
   std::string stdout_path;  // files the task's output goes to (created/truncated)
   std::string stderr_path;
   KeyValues env;  // added on top of the launcher's environment and spec->env (CHORUS_* etc.)
+  // Kind service: what the replicas of its service share (the readiness probe, its port), for a
+  // launcher that hands the probe to its site (Kubernetes' readinessProbe). Null otherwise.
+  const ServiceSpec* service = nullptr;
 };
 
 // Opaque per launcher; never reused within one launcher's lifetime.
 using LaunchHandle = std::uint64_t;
+
+// What a launcher that checks a service replica's readiness itself knows of it (Kubernetes: the
+// kubelet runs the readinessProbe; the Pod's IP and Ready condition come through the watch).
+struct ReplicaReadiness {
+  std::string address;  // where the replica listens (an IP address); empty while not known
+  bool ready = false;   // the launcher's own check passed
+  std::string detail;   // while not ready: why, in the site's words (for the start-up timeout)
+};
 
 // The process group a task runs as on this host: its leader's pid (the pgid) and the leader's
 // start time (clock ticks since boot, field 22 of /proc/<pid>/stat), which tells the leader apart
@@ -108,6 +120,14 @@ class Launcher {
   // nullopt when the work is not a process group on this host (threads, agents, batch steps) or is
   // already gone. The coordinator journals it so a resume can kill what a killed coordinator left.
   virtual std::optional<ProcessGroup> process_group(LaunchHandle /*handle*/) const {
+    return std::nullopt;
+  }
+
+  // A launched service replica whose readiness the launcher checks itself: what it knows now,
+  // while its final update has not been polled. nullopt (every launcher but Kubernetes): the
+  // coordinator probes the replica itself at its node's address. Cheap (no I/O): the service
+  // supervisor asks at each probe interval.
+  virtual std::optional<ReplicaReadiness> readiness(LaunchHandle /*handle*/) const {
     return std::nullopt;
   }
 };

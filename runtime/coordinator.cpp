@@ -563,8 +563,12 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         }
         if (spec.kind == TaskKind::service) {
           const NodeInfo& node = cluster_.node(r.node);
+          ReadinessReport reported;
+          if (launcher->readiness(r.handle)) {
+            reported = [launcher, handle = r.handle] { return launcher->readiness(handle); };
+          }
           services_->started(spec, node.address.empty() ? node.name : node.address,
-                             request_.stdout_path, request_.workdir, now());
+                             request_.stdout_path, request_.workdir, now(), std::move(reported));
           if (r.stopping) (void)launcher->cancel(r.handle);
         }
       } else {
@@ -583,6 +587,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     request_.attempt = r.attempt;
     request_.node = cluster_.node(r.node).name;
     request_.spread.clear();
+    request_.service = spec.kind == TaskKind::service ? &graph_.services[spec.service] : nullptr;
     if (spec.kind == TaskKind::mpi) {
       if (auto it = spreads_.find(spec.id); it != spreads_.end()) {
         for (const auto& share : it->second) {

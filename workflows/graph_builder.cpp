@@ -136,6 +136,13 @@ void GraphBuilder::check_services() {
     for (const auto& [k, v] : t.env) check(v, "env '" + k + "'");
     if (t.workdir) check(*t.workdir, "the workdir");
     if (t.image) check(*t.image, "the image");
+    if (limits_.containers && svc.spec.ready.kind == ProbeKind::stdout_regex) {
+      // Kubernetes runs the probe (a readinessProbe) and has no stdout check; chorus reads a
+      // Pod's output only when it ends.
+      diags_.add(svc.ready_pos, "service '" + t.name +
+                                    "' has a stdout probe, which Kubernetes cannot run as a "
+                                    "readinessProbe; use a tcp, http or file probe");
+    }
     if (!check_container(t)) check_fits(t);
   }
 }

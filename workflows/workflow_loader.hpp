@@ -41,8 +41,9 @@ struct WorkflowLoadOptions {
   std::vector<Resources> nodes;
   // The run's tasks go to containers (`chorus run --backend kubernetes`): every executable task
   // and service needs an `image:` (its own or from defaults), and an MPI task must keep its
-  // ranks on one node (a Pod), since chorus has no MPI Operator support yet. Function tasks run
-  // in the coordinator and are exempt.
+  // ranks on one node (a Pod), since chorus has no MPI Operator support yet; a service's probe
+  // must be one Kubernetes can run as a readinessProbe (tcp, http, file; not stdout). Function
+  // tasks run in the coordinator and are exempt.
   bool containers = false;
   // The text the tasks may hold, as read and after expansion (kMaxWorkflowTextBytes).
   std::uint64_t max_text_bytes = kMaxWorkflowTextBytes;

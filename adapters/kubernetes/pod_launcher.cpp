@@ -97,6 +97,8 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
   a.stdout_path = request.stdout_path;
   a.grace = request.spec->kill_grace.count() > 0 ? request.spec->kill_grace : options_.kill_grace;
   if (request.spec->timeout.count() > 0) a.deadline = Clock::now() + request.spec->timeout;
+  if (request.service != nullptr)
+    if (Status s = prepare_service(request, h, a); !s.ok()) return s;
   PodNaming naming{run_, options_.default_image};
   auto manifest = std::make_shared<std::string>(pod_manifest(request, naming, a.pod).dump());
   by_pod_[a.pod] = h;
@@ -175,6 +177,7 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
       LaunchHandle h = p->second;
       Attempt& a = attempts_.at(h);
       if (a.ending) continue;
+      if (a.service) track_readiness(a, e.pod);
       auto o = pod_outcome(e.pod);
       if (!o && e.type == "DELETED") {
         finish(h, UpdateKind::lost, 0, "its Pod " + name + " was deleted by someone else", out);
@@ -270,6 +273,7 @@ Status PodLauncher::shutdown(std::chrono::seconds wait) {
   if (!r) return r.status();
   if (r->code < 200 || r->code >= 300)
     return http_error(*r, "delete pods in namespace " + namespace_, c.config());
+  if (Status s = delete_services(c); !s.ok()) return s;
   std::uint64_t counted = 0;
   auto until = std::chrono::steady_clock::now() + wait;
   std::size_t left = 0;
@@ -284,6 +288,77 @@ Status PodLauncher::shutdown(std::chrono::seconds wait) {
   } while (std::chrono::steady_clock::now() < until);
   return Status(ErrorCode::unavailable, std::to_string(left) + " Pods of run " + run_ +
                                             " are still terminating in namespace " + namespace_);
+}
+
+Status PodLauncher::prepare_service(const LaunchRequest& request, LaunchHandle h, Attempt& a) {
+  const ServiceSpec& svc = *request.service;
+  if (std::string why = stdout_probe_problem(svc); !why.empty()) return invalid_argument(why);
+  a.service = true;
+  a.readiness.detail = "its Pod " + a.pod + " is being created";
+  std::string name = service_object_name(run_, svc.name);
+  if (!service_objects_.insert(name).second) return {};
+  auto body = std::make_shared<std::string>(service_manifest(svc, run_, name).dump());
+  std::string path = "/api/v1/namespaces/" + namespace_ + "/services";
+  std::string pod_path = "/api/v1/namespaces/" + namespace_ + "/pods/" + a.pod;
+  // Queued before the replica's Pod create, so it runs first on the worker.
+  post([this, h, body, path, pod_path, name](KubeClient& c) {
+    auto r = c.raw("POST", path, *body);
+    Status s;
+    if (!r)
+      s = r.status();
+    else if (r->code != 409 && (r->code < 200 || r->code >= 300))  // 409: a resumed run's
+      s = http_error(*r, "create services in namespace " + namespace_, c.config());
+    if (s.ok()) return;
+    StateUpdate u;
+    u.kind = UpdateKind::exited;
+    u.exit_code = 127;
+    u.message = "its Service object " + name + ": " + s.message();
+    std::lock_guard lock(mu_);
+    done_.push_back({h, std::move(u)});
+    // The Pod's create is already queued behind this job: delete it right after.
+    jobs_.push_back([pod_path](KubeClient& k) {
+      (void)k.raw("DELETE", pod_path,
+                  R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0})");
+    });
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  });
+  return {};
+}
+
+void PodLauncher::track_readiness(Attempt& a, const nlohmann::json& pod) {
+  PodReadiness r = pod_readiness(pod);
+  a.readiness.address = std::move(r.address);
+  a.readiness.ready = r.ready;
+  a.readiness.detail = std::move(r.detail);
+}
+
+std::optional<ReplicaReadiness> PodLauncher::readiness(LaunchHandle handle) const {
+  auto it = attempts_.find(handle);
+  if (it == attempts_.end() || !it->second.service) return std::nullopt;
+  return it->second.readiness;
+}
+
+Status PodLauncher::delete_services(KubeClient& c) {
+  if (service_objects_.empty()) return {};
+  const std::string path =
+      "/api/v1/namespaces/" + namespace_ + "/services?labelSelector=chorus.run%3D" + run_;
+  auto r = c.raw("DELETE", path);
+  if (!r) return r.status();
+  if (r->code >= 200 && r->code < 300) return {};
+  if (r->code != 405)
+    return http_error(*r, "delete services in namespace " + namespace_, c.config());
+  // Before Kubernetes 1.23 Services have no collection DELETE: list the run's, delete each.
+  auto listed = c.request("GET", path, nullptr, "list services in namespace " + namespace_);
+  if (!listed) return listed.status();
+  for (const auto& item : (*listed)["items"]) {
+    std::string name = item["metadata"].value("name", "");
+    auto d = c.raw("DELETE", "/api/v1/namespaces/" + namespace_ + "/services/" + name);
+    if (!d) return d.status();
+    if (d->code != 404 && (d->code < 200 || d->code >= 300))
+      return http_error(*d, "delete services in namespace " + namespace_, c.config());
+  }
+  return {};
 }
 
 }  // namespace chorus::kube

@@ -14,6 +14,11 @@
 // - When the API server stops answering for `give_up`, every attempt in flight is lost with
 //   that reason; retries then fail at create, bounded by the client's retries.
 // - stdout and stderr are one stream in Kubernetes: both go to the stdout file.
+// - Services: a replica's Pod carries its readiness probe as a readinessProbe (pod_spec.hpp);
+//   readiness() reports its Pod IP and Ready condition from the watch, so the coordinator never
+//   probes it itself. The first replica launched of each service creates its headless Service
+//   object (service_object.hpp) first; a create the server refuses fails that attempt with the
+//   server's words and deletes its Pod. shutdown() deletes the run's Services too.
 #pragma once
 
 #include <chrono>
@@ -23,12 +28,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
 #include "adapters/kubernetes/kube_client.hpp"
 #include "adapters/kubernetes/pod_spec.hpp"
 #include "adapters/kubernetes/pod_watch.hpp"
+#include "adapters/kubernetes/service_object.hpp"
 #include "adapters/launcher.hpp"
 
 namespace chorus::kube {
@@ -54,6 +61,7 @@ class PodLauncher final : public Launcher {
   int wait_fd() const override;
   std::optional<TimePoint> next_deadline() const override;
   std::size_t in_flight() const override { return attempts_.size(); }
+  std::optional<ReplicaReadiness> readiness(LaunchHandle handle) const override;
 
   // Deletes every Pod of the run (one request) and waits, bounded by `wait`, until they are
   // gone; says what is left otherwise. Idempotent.
@@ -70,7 +78,9 @@ class PodLauncher final : public Launcher {
     std::string stdout_path;
     std::optional<TimePoint> deadline;
     Duration grace{0};
-    bool ending = false;  // final state seen, log being fetched
+    bool ending = false;   // final state seen, log being fetched
+    bool service = false;  // a service replica: `readiness` follows its Pod
+    ReplicaReadiness readiness;
   };
   struct Done {
     LaunchHandle handle;
@@ -81,6 +91,10 @@ class PodLauncher final : public Launcher {
   void finish(LaunchHandle h, UpdateKind kind, int code, std::string message,
               std::vector<StateUpdate>& out);
   void delete_pod(const std::string& pod, Duration grace);
+  // Services (launch, poll and shutdown call these).
+  Status prepare_service(const LaunchRequest& request, LaunchHandle h, Attempt& a);
+  static void track_readiness(Attempt& a, const nlohmann::json& pod);
+  Status delete_services(KubeClient& c);
 
   PodLauncherOptions options_;
   std::string namespace_;
@@ -89,6 +103,7 @@ class PodLauncher final : public Launcher {
   std::unordered_map<LaunchHandle, Attempt> attempts_;
   std::unordered_map<std::string, LaunchHandle> by_pod_;
   LaunchHandle next_ = 1;
+  std::set<std::string> service_objects_;  // Service objects created (or being) by this launcher
 
   // The worker: jobs in, results (Done) out through done_ and the watch's wake-up fd.
   std::thread thread_;

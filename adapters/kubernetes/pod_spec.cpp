@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "adapters/kubernetes/service_object.hpp"
+
 namespace chorus::kube {
 
 std::string label_value(const std::string& text) {
@@ -28,6 +30,45 @@ std::string pod_name(const std::string& run_label, TaskId task, std::uint32_t at
   if (run.size() > room) run = run.substr(run.size() - room);
   while (!run.empty() && run.front() == '-') run.erase(0, 1);
   return "chorus-" + run + suffix;
+}
+
+int service_port(const ServiceSpec& service, int replica) {
+  const bool has_port =
+      service.ready.kind == ProbeKind::tcp || service.ready.kind == ProbeKind::http;
+  return has_port ? service.ready.port + replica : 0;
+}
+
+nlohmann::json readiness_probe(const ReadyProbe& probe, int port, const std::string& workdir) {
+  using nlohmann::json;
+  json out;
+  switch (probe.kind) {
+    case ProbeKind::tcp:
+      out = {{"tcpSocket", {{"port", port}}}};
+      break;
+    case ProbeKind::http:
+      out = {{"httpGet", {{"path", probe.path.empty() ? "/" : probe.path}, {"port", port}}}};
+      break;
+    case ProbeKind::file: {
+      std::string path = probe.path;
+      if (!path.empty() && path[0] != '/' && !workdir.empty()) path = workdir + "/" + path;
+      out = {{"exec", {{"command", json::array({"test", "-e", path})}}}};
+      break;
+    }
+    case ProbeKind::stdout_regex:
+      return nullptr;
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(probe.interval).count();
+  out["periodSeconds"] = std::max<std::int64_t>(1, (ms + 999) / 1000);
+  out["timeoutSeconds"] = 2;
+  out["successThreshold"] = 1;
+  return out;
+}
+
+std::string stdout_probe_problem(const ServiceSpec& service) {
+  if (service.ready.kind != ProbeKind::stdout_regex) return {};
+  return "service '" + service.name +
+         "' has a stdout probe, which Kubernetes cannot run as a readinessProbe (a Pod's output "
+         "is read when it ends); use a tcp, http or file probe";
 }
 
 nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
@@ -71,16 +112,24 @@ nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
   if (s.kill_grace.count() > 0)
     spec["terminationGracePeriodSeconds"] = std::max<std::int64_t>(
         1, std::chrono::duration_cast<std::chrono::seconds>(s.kill_grace).count());
+  json labels = {{"chorus.run", naming.run},
+                 {"chorus.task", std::to_string(s.id)},
+                 {"chorus.attempt", std::to_string(r.attempt)}};
+  if (r.service != nullptr && s.kind == TaskKind::service) {
+    labels["chorus.service"] = service_label(r.service->name);
+    labels["chorus.replica"] = std::to_string(s.replica);
+    const int port = service_port(*r.service, s.replica);
+    if (port > 0)
+      container["ports"] =
+          json::array({{{"name", "service"}, {"containerPort", port}, {"protocol", "TCP"}}});
+    if (json probe = readiness_probe(r.service->ready, port, r.workdir); !probe.is_null())
+      container["readinessProbe"] = probe;
+  }
   spec["containers"].push_back(container);
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata",
-           {{"name", name},
-            {"labels",
-             {{"chorus.run", naming.run},
-              {"chorus.task", std::to_string(s.id)},
-              {"chorus.attempt", std::to_string(r.attempt)}}},
-            {"annotations", {{"chorus.task-name", s.name}}}}},
+           {{"name", name}, {"labels", labels}, {"annotations", {{"chorus.task-name", s.name}}}}},
           {"spec", spec}};
 }
 
@@ -136,6 +185,30 @@ std::optional<PodOutcome> pod_outcome(const nlohmann::json& pod) {
                       "Kubernetes: Pod failed" + (reason.empty() ? "" : ": " + reason) +
                           (message.empty() ? "" : ": " + message)};
   return std::nullopt;
+}
+
+PodReadiness pod_readiness(const nlohmann::json& pod) {
+  PodReadiness out;
+  const auto status = pod.value("status", nlohmann::json::object());
+  const std::string name = pod.contains("metadata") ? pod["metadata"].value("name", "?") : "?";
+  out.address = status.value("podIP", "");
+  for (const auto& c : status.value("conditions", nlohmann::json::array()))
+    if (c.value("type", "") == "Ready") out.ready = c.value("status", "") == "True";
+  if (out.ready && !out.address.empty()) return out;
+  out.ready = false;
+  const std::string phase = status.value("phase", "Pending");
+  std::string waiting;
+  for (const auto& c : status.value("containerStatuses", nlohmann::json::array()))
+    if (c.contains("state") && c["state"].contains("waiting"))
+      waiting = c["state"]["waiting"].value("reason", "");
+  if (phase == "Running" && !out.address.empty()) {
+    out.detail = "its Pod " + name + " (" + out.address +
+                 ") runs but is not Ready: its readinessProbe has not passed";
+  } else {
+    out.detail = "its Pod " + name + " is " + phase + (waiting.empty() ? "" : " (" + waiting + ")");
+    if (out.address.empty() && phase == "Pending") out.detail += ", without an IP yet";
+  }
+  return out;
 }
 
 }  // namespace chorus::kube

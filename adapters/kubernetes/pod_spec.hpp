@@ -8,8 +8,13 @@
 //   (nvidia.com/gpu); env = spec env + sweep params + the coordinator's CHORUS_*; the run's
 //   working directory mounted at the same path (hostPath) as workingDir, so the files a task
 //   reads and writes are where the other backends put them. Output goes to the Pod's log.
+//   A service replica (LaunchRequest::service set) also gets its readiness probe as the
+//   container's readinessProbe (readiness_probe()), its port as containerPort "service", and the
+//   labels chorus.service (service_object.hpp's service_label()) and chorus.replica, which its
+//   Service object selects.
 // - pod_outcome: nullopt while the Pod may still run; else the update (exit code and
 //   Kubernetes' reason in the message: OOMKilled, ErrImageNeverPull, Evicted, ...).
+// - pod_readiness: a service replica's Pod IP and Ready condition, as the watch last saw them.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +37,20 @@ std::string pod_name(const std::string& run_label, TaskId task, std::uint32_t at
 // A label value from any text: [A-Za-z0-9._-], alphanumeric at both ends, at most 63.
 std::string label_value(const std::string& text);
 
+// The container port replica `replica` of `service` listens on (tcp/http probes: port + replica),
+// 0 when its probe has none.
+int service_port(const ServiceSpec& service, int replica);
+
+// core/service_spec's ReadyProbe as a Kubernetes probe: tcp -> tcpSocket, http -> httpGet (path,
+// port), file -> exec `test -e <path>` (a relative path under `workdir`; the image needs `test`),
+// every interval (periodSeconds, at least 1) with a 2 s answer limit (timeoutSeconds, as the
+// coordinator's own probe). stdout: null, Kubernetes cannot express it (stdout_probe_problem()).
+nlohmann::json readiness_probe(const ReadyProbe& probe, int port, const std::string& workdir);
+
+// Why the replicas of `service` cannot run as Pods, or "" (a stdout probe: the Pod's output is
+// read only when it ends; the loader refuses it at its file:line:col).
+std::string stdout_probe_problem(const ServiceSpec& service);
+
 nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
                             const std::string& name);
 
@@ -41,5 +60,14 @@ struct PodOutcome {
   std::string message;
 };
 std::optional<PodOutcome> pod_outcome(const nlohmann::json& pod);
+
+// A service replica's Pod as the watch saw it: its IP, whether its Ready condition is True (the
+// kubelet's readinessProbe passed), and else why not, naming the Pod.
+struct PodReadiness {
+  std::string address;  // status.podIP, "" before the Pod has one
+  bool ready = false;
+  std::string detail;
+};
+PodReadiness pod_readiness(const nlohmann::json& pod);
 
 }  // namespace chorus::kube

@@ -42,6 +42,7 @@ ReadinessProbe::~ReadinessProbe() {
 
 std::optional<std::string> ReadinessProbe::check(TimePoint now) {
   next_check_ = now + spec_.interval;
+  if (target_.reported) return check_reported();
   switch (spec_.kind) {
     case ProbeKind::tcp:
     case ProbeKind::http:
@@ -228,6 +229,36 @@ std::optional<std::string> ReadinessProbe::check_file() {
   std::getline(in, first);
   while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) first.pop_back();
   return first.empty() ? path : first;
+}
+
+std::optional<std::string> ReadinessProbe::check_reported() {
+  std::optional<ReplicaReadiness> r = target_.reported();
+  if (!r) {
+    last_error_ = "its launcher has lost track of it";
+    return std::nullopt;
+  }
+  if (!r->ready || r->address.empty()) {
+    last_error_ =
+        r->detail.empty() ? std::string("its launcher does not report it ready yet") : r->detail;
+    return std::nullopt;
+  }
+  const std::string host =
+      r->address.find(':') != std::string::npos ? "[" + r->address + "]" : r->address;
+  const std::string where = host + ":" + std::to_string(target_.port);
+  switch (spec_.kind) {
+    case ProbeKind::tcp:
+      return where;
+    case ProbeKind::http:
+      return "http://" + where;
+    case ProbeKind::stdout_regex:
+      return check_stdout();
+    case ProbeKind::file:
+      // The site saw the file; its first line is the endpoint where the coordinator sees the
+      // same working directory (Kubernetes: the hostPath), else the path itself.
+      if (auto first = check_file()) return first;
+      return spec_.path;
+  }
+  return std::nullopt;
 }
 
 }  // namespace chorus

@@ -4,22 +4,33 @@
 //
 // check() never blocks: a TCP connect or an HTTP exchange in progress is kept open and advanced by
 // the next call. Call it at most every ReadyProbe::interval (next_check() says when).
+//
+// When the replica's launcher checks readiness itself (ProbeTarget::reported set: Kubernetes, whose
+// kubelet runs the probe as a readinessProbe), check() asks it instead of connecting, and turns
+// its answer into the same endpoint forms at the address it reports.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
+#include "adapters/launcher.hpp"
 #include "core/line_pattern.hpp"
 #include "core/service_spec.hpp"
 #include "core/units.hpp"
 
 namespace chorus {
 
+// What a launcher reports of one replica (Launcher::readiness bound to its handle).
+using ReadinessReport = std::function<std::optional<ReplicaReadiness>()>;
+
 struct ProbeTarget {
   std::string host;         // where tcp/http connect (a name or an address)
   int port = 0;             // tcp/http: the replica's port (ReadyProbe::port + replica)
   std::string stdout_path;  // stdout_regex: the replica's stdout file (may not exist yet)
   std::string workdir;      // file: relative paths resolve here
+  // Set when the launcher checks readiness itself (Launcher::readiness); `host` is then unused.
+  ReadinessReport reported;
 };
 
 class ReadinessProbe {
@@ -49,6 +60,7 @@ class ReadinessProbe {
   std::optional<std::string> check_socket(TimePoint now);
   std::optional<std::string> check_stdout();
   std::optional<std::string> check_file();
+  std::optional<std::string> check_reported();
   bool start_connect();
   void close_socket();
 

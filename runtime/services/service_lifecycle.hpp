@@ -71,10 +71,11 @@ class ServiceLifecycle {
   // for a service it uses to be up); failed (a service it uses failed for good: `why`).
   Gate gate(TaskId id, const TaskSpec& spec, std::string& why);
 
-  // A replica was handed to its launcher, on `node` (an address or a node name).
+  // A replica was handed to its launcher, on `node` (an address or a node name); `reported`: see
+  // ServiceSupervisor::started.
   void started(const TaskSpec& replica, const std::string& node, const std::string& stdout_path,
-               const std::string& workdir, TimePoint now) {
-    supervisor_.started(replica, node, stdout_path, workdir, now);
+               const std::string& workdir, TimePoint now, ReadinessReport reported = {}) {
+    supervisor_.started(replica, node, stdout_path, workdir, now, std::move(reported));
   }
   const std::string& endpoints(ServiceId s) const { return supervisor_.endpoints(s); }
 

@@ -14,7 +14,7 @@ ServiceSupervisor::~ServiceSupervisor() = default;
 
 void ServiceSupervisor::started(const TaskSpec& replica, const std::string& node,
                                 const std::string& stdout_path, const std::string& workdir,
-                                TimePoint now) {
+                                TimePoint now, ReadinessReport reported) {
   const ServiceSpec& svc = services_[replica.service];
   Replica& r = state_[replica.service].replicas[static_cast<std::size_t>(replica.replica)];
   ProbeTarget target;
@@ -22,6 +22,7 @@ void ServiceSupervisor::started(const TaskSpec& replica, const std::string& node
   target.port = svc.ready.port + replica.replica;
   target.stdout_path = stdout_path;
   target.workdir = workdir;
+  target.reported = std::move(reported);
   r.probe = std::make_unique<ReadinessProbe>(svc.ready, std::move(target));
   r.deadline = now + svc.startup_timeout;
   r.ready = false;

@@ -41,9 +41,10 @@ class ServiceSupervisor {
   ~ServiceSupervisor();
 
   // A replica was handed to its launcher: probing starts. `node`: where it runs, as a host to
-  // probe and to give users (the node's address when known, else its name).
+  // probe and to give users (the node's address when known, else its name). `reported` set: the
+  // launcher checks readiness itself and says where the replica listens (Launcher::readiness).
   void started(const TaskSpec& replica, const std::string& node, const std::string& stdout_path,
-               const std::string& workdir, TimePoint now);
+               const std::string& workdir, TimePoint now, ReadinessReport reported = {});
   // A replica's attempt ended, for any reason: it is not ready any more.
   void ended(const TaskSpec& replica);
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/kubernetes/pod_spec.hpp"
+#include "adapters/kubernetes/service_object.hpp"
 
 using namespace chorus;
 using namespace chorus::kube;
@@ -101,4 +102,149 @@ TEST_CASE("PodSpec.OutcomesCarryKubernetesReasons") {
                  {"containerStatuses",
                   json::array({{{"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}}})}}}})
           .has_value());
+}
+
+namespace {
+
+ServiceSpec web_service(ProbeKind kind) {
+  ServiceSpec svc;
+  svc.name = "web";
+  svc.replicas = 2;
+  svc.ready.kind = kind;
+  svc.ready.port = 8080;
+  svc.ready.path = kind == ProbeKind::http ? "/health" : "ready.txt";
+  svc.ready.interval = std::chrono::milliseconds(200);
+  return svc;
+}
+
+}  // namespace
+
+TEST_CASE("PodSpec.AServiceReplicaCarriesItsProbeAsAReadinessProbeAndItsLabels") {
+  ServiceSpec svc = web_service(ProbeKind::http);
+  TaskSpec s;
+  s.id = 3;
+  s.name = "web[replica=1]";
+  s.kind = TaskKind::service;
+  s.service = 0;
+  s.replica = 1;
+  s.cmd.shell = "httpd -f -p 8081";
+  LaunchRequest r;
+  r.spec = &s;
+  r.service = &svc;
+  r.node = "chorus-k8s-n1";
+  r.workdir = "/tmp/run";
+  auto m = pod_manifest(r, {"run-1", "localhost/busybox:1.35"}, pod_name("run-1", 3, 1));
+  CHECK(m["metadata"]["labels"]["chorus.service"] == "web");
+  CHECK(m["metadata"]["labels"]["chorus.replica"] == "1");
+  const auto& c = m["spec"]["containers"][0];
+  // Replica 1 listens on port + 1; the port's name is what the Service targets.
+  CHECK(c["ports"] ==
+        json::array({{{"name", "service"}, {"containerPort", 8081}, {"protocol", "TCP"}}}));
+  const auto& p = c["readinessProbe"];
+  CHECK(p["httpGet"]["path"] == "/health");
+  CHECK(p["httpGet"]["port"] == 8081);
+  CHECK(p["periodSeconds"] == 1);  // 200 ms rounded up to Kubernetes' whole seconds
+  CHECK(p["timeoutSeconds"] == 2);
+
+  svc.ready.kind = ProbeKind::tcp;
+  svc.ready.interval = std::chrono::milliseconds(2500);
+  auto tcp = readiness_probe(svc.ready, 8080, "/tmp/run");
+  CHECK(tcp["tcpSocket"]["port"] == 8080);
+  CHECK(tcp["periodSeconds"] == 3);
+  CHECK_FALSE(tcp.contains("httpGet"));
+
+  // A file probe runs in the container, where the run's directory is mounted at the same path.
+  auto file = readiness_probe(web_service(ProbeKind::file).ready, 0, "/tmp/run");
+  CHECK(file["exec"]["command"] == json::array({"test", "-e", "/tmp/run/ready.txt"}));
+  ServiceSpec by_file = web_service(ProbeKind::file);
+  CHECK(service_port(by_file, 1) == 0);
+  r.service = &by_file;
+  auto fm = pod_manifest(r, {"run-1", "i"}, "p");
+  CHECK_FALSE(fm["spec"]["containers"][0].contains("ports"));
+  CHECK(fm["spec"]["containers"][0]["readinessProbe"].contains("exec"));
+
+  ServiceSpec by_stdout = web_service(ProbeKind::stdout_regex);
+  CHECK(readiness_probe(by_stdout.ready, 0, "/tmp/run").is_null());
+  CHECK(stdout_probe_problem(by_stdout).find("service 'web' has a stdout probe") == 0);
+  CHECK(stdout_probe_problem(svc).empty());
+
+  // A plain task gets none of it.
+  TaskSpec plain;
+  plain.cmd.shell = "true";
+  LaunchRequest pr;
+  pr.spec = &plain;
+  auto pm = pod_manifest(pr, {"run-1", "i"}, "q");
+  CHECK_FALSE(pm["metadata"]["labels"].contains("chorus.service"));
+  CHECK_FALSE(pm["spec"]["containers"][0].contains("readinessProbe"));
+}
+
+TEST_CASE("PodSpec.TheServiceObjectIsHeadlessAndSelectsTheRunsReplicas") {
+  ServiceSpec svc = web_service(ProbeKind::tcp);
+  auto m = service_manifest(svc, "run-1", service_object_name("run-1", "web"));
+  CHECK(m["kind"] == "Service");
+  CHECK(m["metadata"]["name"] == "chorus-run-1-web");
+  CHECK(m["metadata"]["labels"]["chorus.run"] == "run-1");
+  CHECK(m["spec"]["clusterIP"] == "None");
+  CHECK(m["spec"]["selector"] == json{{"chorus.run", "run-1"}, {"chorus.service", "web"}});
+  CHECK(
+      m["spec"]["ports"] ==
+      json::array(
+          {{{"name", "service"}, {"port", 8080}, {"targetPort", "service"}, {"protocol", "TCP"}}}));
+  // No port to publish (a file probe): a headless Service may have none.
+  CHECK_FALSE(
+      service_manifest(web_service(ProbeKind::file), "run-1", "n")["spec"].contains("ports"));
+}
+
+TEST_CASE("PodSpec.ServiceNamesAndLabelsStayValidAndApart") {
+  auto dns_label = [](const std::string& n) {
+    bool ok =
+        !n.empty() && n.size() <= 63 && n.front() >= 'a' && n.front() <= 'z' && n.back() != '-';
+    for (char c : n) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+    return ok;
+  };
+  for (const char* name :
+       {"web", "My Model", "my model", "a_b", "a.b", "--x--", "\xc3\xa9t\xc3\xa9"}) {
+    INFO(name);
+    CHECK(dns_label(service_object_name("sweep-1", name)));
+    CHECK(dns_label(service_object_name(std::string(90, 'R'), name)));
+    std::string l = service_label(name);
+    CHECK(!l.empty());
+    CHECK(l.size() <= 63);
+  }
+  CHECK(service_object_name("sweep-1", "web") == "chorus-sweep-1-web");
+  CHECK(service_label("web") == "web");
+  CHECK(service_label("a_b.c-1") == "a_b.c-1");  // valid label values stay as they are
+  // Names that Kubernetes' rules would fold together stay apart.
+  CHECK(service_object_name("r", "My Model") != service_object_name("r", "my model"));
+  CHECK(service_object_name("r", "a_b") != service_object_name("r", "a-b"));
+  CHECK(service_label("a b") != service_label("a-b"));
+  std::string long_name(100, 'm');
+  CHECK(service_label(long_name) != service_label(long_name + "n"));
+  auto far = service_object_name(std::string(90, 'R'), "web");
+  CHECK(far.substr(far.size() - 4) == "-web");
+}
+
+TEST_CASE("PodSpec.ReadinessComesFromThePodIpAndItsReadyCondition") {
+  auto pod = [](const char* phase, const char* ip, const char* ready) {
+    json status = {{"phase", phase}};
+    if (*ip != '\0') status["podIP"] = ip;
+    status["conditions"] = json::array({{{"type", "Ready"}, {"status", ready}}});
+    return json{{"metadata", {{"name", "chorus-r-3-1"}}}, {"status", status}};
+  };
+  auto up = pod_readiness(pod("Running", "10.244.1.7", "True"));
+  CHECK(up.ready);
+  CHECK(up.address == "10.244.1.7");
+  auto running = pod_readiness(pod("Running", "10.244.1.7", "False"));
+  CHECK_FALSE(running.ready);
+  CHECK(running.detail ==
+        "its Pod chorus-r-3-1 (10.244.1.7) runs but is not Ready: its readinessProbe has not "
+        "passed");
+  json creating = pod("Pending", "", "False");
+  creating["status"]["containerStatuses"] =
+      json::array({{{"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}}});
+  auto pending = pod_readiness(creating);
+  CHECK_FALSE(pending.ready);
+  CHECK(pending.detail == "its Pod chorus-r-3-1 is Pending (ContainerCreating), without an IP yet");
+  // Ready without an IP cannot be used (never seen, but not an endpoint either).
+  CHECK(pod_readiness(pod("Running", "", "True")).detail.find("chorus-r-3-1") != std::string::npos);
 }
