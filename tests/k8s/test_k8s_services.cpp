@@ -132,7 +132,7 @@ tasks:
   auto r = run_process(run_argv(kc), dir.path());
   INFO(r.out, r.err);
   CHECK(r.exit_code != 0);
-  CHECK(r.err.find("not ready after 8s (tcp probe: its Pod chorus-deaf-1-") != std::string::npos);
+  CHECK(r.err.find("not ready after 8.00s (tcp probe: its Pod chorus-deaf-1-") != std::string::npos);
   CHECK(r.err.find("runs but is not Ready: its readinessProbe has not passed)") !=
         std::string::npos);
   CHECK(r.err.find("service 'deaf' is not available") != std::string::npos);
