@@ -235,3 +235,22 @@ TEST_CASE("Workflows.Images.ContainersKeepMpiRanksOnOneNode") {
       error_of(head + "  - {name: m, kind: mpi, ranks: 16, nodes: 1, command: [x]}\n", containers())
           .find("can never run here") != std::string::npos);
 }
+
+TEST_CASE("Workflows.Images.ContainersRefuseAStdoutProbe") {
+  const std::string wf =
+      "defaults: {image: busybox}\nservices:\n  - name: s\n    command: [x]\n"
+      "    ready: {stdout: 'listening on (\\S+)'}\n"
+      "tasks:\n  - {name: a, command: [x], uses: [s]}\n";
+  // Without the option the coordinator reads the replica's stdout itself.
+  CHECK(parse(wf).ok());
+  CHECK(error_of(wf, containers()) ==
+        "wf.yaml:5:12: service 's' has a stdout probe, which Kubernetes cannot run as a "
+        "readinessProbe; use a tcp, http or file probe");
+  for (const char* probe : {"{tcp: 9000}", "{http: 9000, path: /h}", "{file: up}"}) {
+    std::string other = wf;
+    other.replace(other.find("{stdout"),
+                  other.find('}', other.find("{stdout")) + 1 - other.find("{stdout"), probe);
+    CAPTURE(other);
+    CHECK(parse(other, containers()).ok());
+  }
+}
