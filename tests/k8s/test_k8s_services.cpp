@@ -122,7 +122,7 @@ TEST_CASE("K8s.Services.AProbeThatNeverPassesFailsItsUsersAfterTheStartupTimeout
   write_file(dir / "wf.yaml", std::string("name: deaf\n") + kDefaults + R"(services:
   - name: deaf
     command: sleep 300
-    ready: {tcp: 9000, timeout: 8s}
+    ready: {tcp: 9000, timeout: 12s}
     restart: {policy: never}
 tasks:
   - name: client
@@ -132,7 +132,7 @@ tasks:
   auto r = run_process(run_argv(kc), dir.path());
   INFO(r.out, r.err);
   CHECK(r.exit_code != 0);
-  CHECK(r.err.find("not ready after 8.00s (tcp probe: its Pod chorus-deaf-1-") != std::string::npos);
+  CHECK(r.err.find("not ready after 12.00s (tcp probe: its Pod chorus-deaf-1-") != std::string::npos);
   CHECK(r.err.find("runs but is not Ready: its readinessProbe has not passed)") !=
         std::string::npos);
   CHECK(r.err.find("service 'deaf' is not available") != std::string::npos);
