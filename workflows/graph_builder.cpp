@@ -137,8 +137,8 @@ void GraphBuilder::check_services() {
     if (t.workdir) check(*t.workdir, "the workdir");
     if (t.image) check(*t.image, "the image");
     if (limits_.containers && svc.spec.ready.kind == ProbeKind::stdout_regex) {
-      // Kubernetes runs the probe (a readinessProbe) and has no stdout check; chorus reads a
-      // Pod's output only when it ends.
+      // Kubernetes runs the probe (a readinessProbe) and has no stdout check: its Service would
+      // list a replica before chorus calls it ready (docs/kubernetes.md).
       diags_.add(svc.ready_pos, "service '" + t.name +
                                     "' has a stdout probe, which Kubernetes cannot run as a "
                                     "readinessProbe; use a tcp, http or file probe");

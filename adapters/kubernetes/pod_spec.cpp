@@ -67,8 +67,8 @@ nlohmann::json readiness_probe(const ReadyProbe& probe, int port, const std::str
 std::string stdout_probe_problem(const ServiceSpec& service) {
   if (service.ready.kind != ProbeKind::stdout_regex) return {};
   return "service '" + service.name +
-         "' has a stdout probe, which Kubernetes cannot run as a readinessProbe (a Pod's output "
-         "is read when it ends); use a tcp, http or file probe";
+         "' has a stdout probe, which Kubernetes cannot run as a readinessProbe; use a tcp, http "
+         "or file probe";
 }
 
 nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
@@ -115,6 +115,7 @@ nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
   json labels = {{"chorus.run", naming.run},
                  {"chorus.task", std::to_string(s.id)},
                  {"chorus.attempt", std::to_string(r.attempt)}};
+  if (!naming.token.empty()) labels["chorus.token"] = naming.token;
   if (r.service != nullptr && s.kind == TaskKind::service) {
     labels["chorus.service"] = service_label(r.service->name);
     labels["chorus.replica"] = std::to_string(s.replica);
@@ -129,8 +130,27 @@ nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata",
-           {{"name", name}, {"labels", labels}, {"annotations", {{"chorus.task-name", s.name}}}}},
+           {{"name", name},
+            {"labels", labels},
+            {"annotations",
+             {{"chorus.task-name", s.name},
+              {"chorus.fingerprint", std::to_string(spec_fingerprint(s))},
+              {"chorus.kind", to_string(s.kind)}}}}},
           {"spec", spec}};
+}
+
+bool adoptable(const nlohmann::json& pod, const TaskSpec& spec, std::uint32_t attempt) {
+  if (spec.kind == TaskKind::service || attempt < 2 || !pod.is_object()) return false;
+  const auto meta = pod.value("metadata", nlohmann::json::object());
+  if (meta.contains("deletionTimestamp")) return false;
+  const auto labels = meta.value("labels", nlohmann::json::object());
+  const auto notes = meta.value("annotations", nlohmann::json::object());
+  if (labels.value("chorus.attempt", "") != std::to_string(attempt - 1) ||
+      notes.value("chorus.task-name", "") != spec.name ||
+      notes.value("chorus.fingerprint", "") != std::to_string(spec_fingerprint(spec)))
+    return false;
+  auto outcome = pod_outcome(pod);
+  return !outcome || (outcome->kind == UpdateKind::exited && outcome->exit_code == 0);
 }
 
 namespace {

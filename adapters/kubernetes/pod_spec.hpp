@@ -8,6 +8,8 @@
 //   (nvidia.com/gpu); env = spec env + sweep params + the coordinator's CHORUS_*; the run's
 //   working directory mounted at the same path (hostPath) as workingDir, so the files a task
 //   reads and writes are where the other backends put them. Output goes to the Pod's log.
+//   Label chorus.token and annotations chorus.task-name, chorus.fingerprint, chorus.kind are
+//   what a resumed run finds its Pods by (adoptable()).
 //   A service replica (LaunchRequest::service set) also gets its readiness probe as the
 //   container's readinessProbe (readiness_probe()), its port as containerPort "service", and the
 //   labels chorus.service (service_object.hpp's service_label()) and chorus.replica, which its
@@ -29,6 +31,9 @@ namespace chorus::kube {
 
 struct PodNaming {
   std::string run;  // the chorus.run label value (the run's id, made a valid label)
+  // The chorus.token label value: the run's random token (RunInfo::token). Run ids repeat
+  // across state folders, tokens do not, so the launcher selects its Pods by this label.
+  std::string token;
   std::string default_image;
 };
 
@@ -47,8 +52,8 @@ int service_port(const ServiceSpec& service, int replica);
 // coordinator's own probe). stdout: null, Kubernetes cannot express it (stdout_probe_problem()).
 nlohmann::json readiness_probe(const ReadyProbe& probe, int port, const std::string& workdir);
 
-// Why the replicas of `service` cannot run as Pods, or "" (a stdout probe: the Pod's output is
-// read only when it ends; the loader refuses it at its file:line:col).
+// Why the replicas of `service` cannot run as Pods, or "" (a stdout probe: Kubernetes would call
+// the Pod Ready before chorus does; the loader refuses it at its file:line:col).
 std::string stdout_probe_problem(const ServiceSpec& service);
 
 nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
@@ -69,5 +74,12 @@ struct PodReadiness {
   std::string detail;
 };
 PodReadiness pod_readiness(const nlohmann::json& pod);
+
+// Whether `pod` (listed before this session created any) is what a killed coordinator left of
+// the task now launched as `attempt`: the same task name and fingerprint (annotations), attempt
+// - 1, not being deleted, and still running or succeeded. A failed one is not adopted (the task
+// runs again, as a retry would, and what succeeded never reruns); neither is a service replica
+// (services restart on resume, as on every backend).
+bool adoptable(const nlohmann::json& pod, const TaskSpec& spec, std::uint32_t attempt);
 
 }  // namespace chorus::kube

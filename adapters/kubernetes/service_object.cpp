@@ -71,11 +71,18 @@ std::string service_object_name(const std::string& run_label, const std::string&
 }
 
 nlohmann::json service_manifest(const ServiceSpec& service, const std::string& run_label,
-                                const std::string& name) {
+                                const std::string& token, const std::string& name) {
   using nlohmann::json;
   const std::string label = service_label(service.name);
-  json spec = {{"clusterIP", "None"},
-               {"selector", {{"chorus.run", run_label}, {"chorus.service", label}}}};
+  json labels = {{"chorus.run", run_label}, {"chorus.service", label}};
+  json selector = {{"chorus.service", label}};
+  if (token.empty()) {
+    selector["chorus.run"] = run_label;
+  } else {
+    labels["chorus.token"] = token;
+    selector["chorus.token"] = token;
+  }
+  json spec = {{"clusterIP", "None"}, {"selector", selector}};
   if (service.ready.kind == ProbeKind::tcp || service.ready.kind == ProbeKind::http)
     spec["ports"] = json::array({{{"name", "service"},
                                   {"port", service.ready.port},
@@ -85,7 +92,7 @@ nlohmann::json service_manifest(const ServiceSpec& service, const std::string& r
           {"kind", "Service"},
           {"metadata",
            {{"name", name},
-            {"labels", {{"chorus.run", run_label}, {"chorus.service", label}}},
+            {"labels", labels},
             {"annotations", {{"chorus.service-name", service.name}}}}},
           {"spec", spec}};
 }

@@ -5,7 +5,7 @@
 // The Service is headless (clusterIP: None): chorus hands its users the replicas' Pod IPs, which
 // any Pod reaches, and a headless Service's DNS name resolves to exactly those; a ClusterIP would
 // add a virtual address that needs kube-proxy (absent on the test cluster) and hides the
-// replicas behind one port. It selects the run's replica Pods (chorus.run + chorus.service);
+// replicas behind one port. It selects the run's replica Pods (chorus.token + chorus.service);
 // its port "service" targets each Pod's containerPort of that name, so the Endpoints list every
 // ready replica at its own port (replica r listens on port + r).
 #pragma once
@@ -26,7 +26,10 @@ std::string service_label(const std::string& service);
 // as in pod_name(); a service name that had to change gets a digest so names stay apart.
 std::string service_object_name(const std::string& run_label, const std::string& service);
 
+// Labelled chorus.run (and chorus.token when `token` is set, what shutdown() selects by);
+// selects the replicas by chorus.service and the token (else the run: run ids may repeat across
+// state folders, tokens do not).
 nlohmann::json service_manifest(const ServiceSpec& service, const std::string& run_label,
-                                const std::string& name);
+                                const std::string& token, const std::string& name);
 
 }  // namespace chorus::kube

@@ -26,7 +26,7 @@ TEST_CASE("PodSpec.ManifestCarriesPlacementResourcesEnvAndLabels") {
   r.node = "chorus-k8s-n2";
   r.workdir = "/tmp/run";
   r.env = {{"CHORUS_RUN_ID", "run-1"}};
-  auto m = pod_manifest(r, {"run-1", ""}, pod_name("run-1", 7, 2));
+  auto m = pod_manifest(r, {"run-1", "", ""}, pod_name("run-1", 7, 2));
   CHECK(m["metadata"]["name"] == "chorus-run-1-7-2");
   CHECK(m["metadata"]["labels"]["chorus.run"] == "run-1");
   CHECK(m["metadata"]["labels"]["chorus.task"] == "7");
@@ -133,7 +133,7 @@ TEST_CASE("PodSpec.AServiceReplicaCarriesItsProbeAsAReadinessProbeAndItsLabels")
   r.service = &svc;
   r.node = "chorus-k8s-n1";
   r.workdir = "/tmp/run";
-  auto m = pod_manifest(r, {"run-1", "localhost/busybox:1.35"}, pod_name("run-1", 3, 1));
+  auto m = pod_manifest(r, {"run-1", "tok", "localhost/busybox:1.35"}, pod_name("run-1", 3, 1));
   CHECK(m["metadata"]["labels"]["chorus.service"] == "web");
   CHECK(m["metadata"]["labels"]["chorus.replica"] == "1");
   const auto& c = m["spec"]["containers"][0];
@@ -159,7 +159,7 @@ TEST_CASE("PodSpec.AServiceReplicaCarriesItsProbeAsAReadinessProbeAndItsLabels")
   ServiceSpec by_file = web_service(ProbeKind::file);
   CHECK(service_port(by_file, 1) == 0);
   r.service = &by_file;
-  auto fm = pod_manifest(r, {"run-1", "i"}, "p");
+  auto fm = pod_manifest(r, {"run-1", "tok", "i"}, "p");
   CHECK_FALSE(fm["spec"]["containers"][0].contains("ports"));
   CHECK(fm["spec"]["containers"][0]["readinessProbe"].contains("exec"));
 
@@ -173,26 +173,30 @@ TEST_CASE("PodSpec.AServiceReplicaCarriesItsProbeAsAReadinessProbeAndItsLabels")
   plain.cmd.shell = "true";
   LaunchRequest pr;
   pr.spec = &plain;
-  auto pm = pod_manifest(pr, {"run-1", "i"}, "q");
+  auto pm = pod_manifest(pr, {"run-1", "tok", "i"}, "q");
   CHECK_FALSE(pm["metadata"]["labels"].contains("chorus.service"));
   CHECK_FALSE(pm["spec"]["containers"][0].contains("readinessProbe"));
 }
 
 TEST_CASE("PodSpec.TheServiceObjectIsHeadlessAndSelectsTheRunsReplicas") {
   ServiceSpec svc = web_service(ProbeKind::tcp);
-  auto m = service_manifest(svc, "run-1", service_object_name("run-1", "web"));
+  auto m = service_manifest(svc, "run-1", "0123abcd", service_object_name("run-1", "web"));
   CHECK(m["kind"] == "Service");
   CHECK(m["metadata"]["name"] == "chorus-run-1-web");
   CHECK(m["metadata"]["labels"]["chorus.run"] == "run-1");
+  CHECK(m["metadata"]["labels"]["chorus.token"] == "0123abcd");  // what shutdown() selects by
   CHECK(m["spec"]["clusterIP"] == "None");
-  CHECK(m["spec"]["selector"] == json{{"chorus.run", "run-1"}, {"chorus.service", "web"}});
+  // By token: another run with the same id in the namespace has other replicas.
+  CHECK(m["spec"]["selector"] == json{{"chorus.token", "0123abcd"}, {"chorus.service", "web"}});
+  CHECK(service_manifest(svc, "run-1", "", "n")["spec"]["selector"] ==
+        json{{"chorus.run", "run-1"}, {"chorus.service", "web"}});
   CHECK(
       m["spec"]["ports"] ==
       json::array(
           {{{"name", "service"}, {"port", 8080}, {"targetPort", "service"}, {"protocol", "TCP"}}}));
   // No port to publish (a file probe): a headless Service may have none.
   CHECK_FALSE(
-      service_manifest(web_service(ProbeKind::file), "run-1", "n")["spec"].contains("ports"));
+      service_manifest(web_service(ProbeKind::file), "run-1", "t", "n")["spec"].contains("ports"));
 }
 
 TEST_CASE("PodSpec.ServiceNamesAndLabelsStayValidAndApart") {
@@ -247,4 +251,45 @@ TEST_CASE("PodSpec.ReadinessComesFromThePodIpAndItsReadyCondition") {
   CHECK(pending.detail == "its Pod chorus-r-3-1 is Pending (ContainerCreating), without an IP yet");
   // Ready without an IP cannot be used (never seen, but not an endpoint either).
   CHECK(pod_readiness(pod("Running", "", "True")).detail.find("chorus-r-3-1") != std::string::npos);
-}
+
+  TEST_CASE("PodSpec.AResumedRunAdoptsOnlyTheAttemptBeforeStillRunningOrSucceeded") {
+    TaskSpec s;
+    s.id = 3;
+    s.name = "long";
+    s.cmd.shell = "sleep 60";
+    s.image = "localhost/busybox:1.35";
+    LaunchRequest r;
+    r.spec = &s;
+    r.attempt = 1;
+    r.node = "n1";
+    auto m = pod_manifest(r, {"run-1", "0123456789abcdef0123456789abcdef", ""}, "p");
+    CHECK(m["metadata"]["labels"]["chorus.token"] == "0123456789abcdef0123456789abcdef");
+    CHECK(m["metadata"]["annotations"]["chorus.task-name"] == "long");
+    CHECK(m["metadata"]["annotations"]["chorus.kind"] == "executable");
+    auto with = [&](json status) {
+      json p = m;
+      p["status"] = std::move(status);
+      return p;
+    };
+    json running = with({{"phase", "Running"}});
+    CHECK(adoptable(running, s, 2));
+    CHECK_FALSE(adoptable(running, s, 3));  // not the attempt the coordinator left
+    CHECK_FALSE(adoptable(running, s, 1));
+    json succeeded = with(
+        {{"phase", "Succeeded"},
+         {"containerStatuses", json::array({{{"state", {{"terminated", {{"exitCode", 0}}}}}}})}});
+    CHECK(adoptable(succeeded, s, 2));
+    json failed = with(
+        {{"phase", "Failed"},
+         {"containerStatuses", json::array({{{"state", {{"terminated", {{"exitCode", 2}}}}}}})}});
+    CHECK_FALSE(adoptable(failed, s, 2));  // runs again, as a retry would
+    json deleting = running;
+    deleting["metadata"]["deletionTimestamp"] = "2026-12-02T10:00:00Z";
+    CHECK_FALSE(adoptable(deleting, s, 2));
+    TaskSpec changed = s;
+    changed.cmd.shell = "sleep 61";  // the workflow changed: the old Pod runs the old command
+    CHECK_FALSE(adoptable(running, changed, 2));
+    TaskSpec service = s;
+    service.kind = TaskKind::service;
+    CHECK_FALSE(adoptable(running, service, 2));
+  }

@@ -75,9 +75,14 @@ tasks:
       "http://" + ip_of_replica[0] + ":8080,http://" + ip_of_replica[1] + ":8081";
   CHECK(read_file(dir / "endpoints.txt") == expected + "\n");
 
-  auto svc = get_json("/api/v1/namespaces/default/services/chorus-web-1-web");
+  auto services = get_json("/api/v1/namespaces/default/services?labelSelector=chorus.run%3Dweb-1");
+  REQUIRE(services["items"].size() == 1);
+  const auto& svc = services["items"][0];
+  const std::string svc_name = svc["metadata"].value("name", "");
+  CHECK(svc_name.rfind("chorus-web-1-", 0) == 0);  // + the run token's head
+  CHECK(svc_name.substr(svc_name.size() - 4) == "-web");
   CHECK(svc["spec"].value("clusterIP", "") == "None");
-  auto ep = get_json("/api/v1/namespaces/default/endpoints/chorus-web-1-web");
+  auto ep = get_json("/api/v1/namespaces/default/endpoints/" + svc_name);
   std::set<std::string> listed;  // "ip:port" of every ready address the Endpoints hold
   for (const auto& subset : ep.value("subsets", nlohmann::json::array()))
     for (const auto& a : subset.value("addresses", nlohmann::json::array()))
@@ -132,7 +137,8 @@ tasks:
   auto r = run_process(run_argv(kc), dir.path());
   INFO(r.out, r.err);
   CHECK(r.exit_code != 0);
-  CHECK(r.err.find("not ready after 12.00s (tcp probe: its Pod chorus-deaf-1-") != std::string::npos);
+  CHECK(r.err.find("not ready after 12.00s (tcp probe: its Pod chorus-deaf-1-") !=
+        std::string::npos);
   CHECK(r.err.find("runs but is not Ready: its readinessProbe has not passed)") !=
         std::string::npos);
   CHECK(r.err.find("service 'deaf' is not available") != std::string::npos);
