@@ -48,6 +48,7 @@ class KubernetesBackend final : public ExecutionBackend {
     po.config = *config;
     po.namespace_name = ns;
     po.kill_grace = options_.kill_grace;
+    po.give_up = options_.api_give_up;
     pods_ = std::make_unique<kube::PodLauncher>(std::move(po));
     return {};
   }
