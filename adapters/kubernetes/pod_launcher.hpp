@@ -60,6 +60,8 @@ class PodLauncher final : public Launcher {
   Status shutdown(std::chrono::seconds wait = std::chrono::seconds(10));
   // HTTP requests sent so far (worker + watch), for the benchmark.
   std::uint64_t requests() const;
+  // Of those, the watch's (its LISTs and WATCH streams).
+  std::uint64_t watch_requests() const { return watch_ ? watch_->requests() : 0; }
   const std::string& run_label() const { return run_; }
 
  private:

@@ -61,8 +61,13 @@ class KubernetesBackend final : public ExecutionBackend {
     // cannot tell our requests from the kubelets'.
     if (const char* stats = std::getenv("CHORUS_K8S_STATS"); stats != nullptr && *stats != '\0') {
       if (std::FILE* f = std::fopen(stats, "w")) {
-        std::fprintf(f, "{\"requests\": %llu}\n",
-                     static_cast<unsigned long long>(start_requests_ + pods_->requests()));
+        // start: discovery, namespace, nodes; watch: its LISTs and WATCHes; worker: creates,
+        // log fetches, deletes, shutdown's DELETE and waits.
+        auto u = [](std::uint64_t n) { return static_cast<unsigned long long>(n); };
+        std::fprintf(f,
+                     "{\"requests\": %llu, \"start\": %llu, \"watch\": %llu, \"worker\": %llu}\n",
+                     u(start_requests_ + pods_->requests()), u(start_requests_),
+                     u(pods_->watch_requests()), u(pods_->requests() - pods_->watch_requests()));
         std::fclose(f);
       }
     }
