@@ -178,8 +178,9 @@ def summarize(doc):
     for x in rows:
         if x["way"] == "chorus" and "own_split" in x:
             sp = x["own_split"]
-            print(f"chorus repeat {x['repeat']}: {x['own_requests']} own requests = start {sp['start']}"
-                  f" + watch {sp['watch']} + worker {sp['worker']} (creates + logs = {2 * n})")
+            parts = " + ".join(f"{k} {v}" for k, v in sp.items())
+            print(f"chorus repeat {x['repeat']} ({x.get('commit', '?')}): {x['own_requests']} own requests"
+                  f" = {parts} (one create and one log request per task: {2 * n})")
 
 
 def main():
@@ -188,6 +189,7 @@ def main():
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "k8s"))
+    ap.add_argument("--ways", default="chorus,direct,job", help="which of chorus,direct,job to run")
     ap.add_argument("--append", help="add this invocation's repeats to the rows of this file")
     ap.add_argument("--summarize", help="print the table of a results file and exit")
     a = ap.parse_args()
@@ -217,7 +219,7 @@ def main():
             json.dump(doc, f, indent=1)
 
     for r in range(first, first + a.repeats):
-        for way in ("chorus", "direct", "job"):
+        for way in a.ways.split(","):
             if way == "chorus":
                 res, reqs = metric_delta(lambda: run_chorus(a.build, a.n, cores))
             elif way == "direct":
