@@ -1,0 +1,117 @@
+#include "adapters/kubernetes/coordinator_submit.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace chorus::kube {
+
+std::string Right::text() const {
+  return verb + " " + resource + (subresource.empty() ? "" : "/" + subresource);
+}
+
+std::vector<Right> coordinator_rights() {
+  return {{"create", "pods", "", false}, {"get", "pods", "", false},
+          {"list", "pods", "", false},   {"watch", "pods", "", false},
+          {"delete", "pods", "", false}, {"deletecollection", "pods", "", false},
+          {"get", "pods", "log", false}, {"list", "nodes", "", true}};
+}
+
+namespace {
+
+const char* kRbacHint =
+    "deploy/k8s/rbac.yaml in the chorus sources has the ServiceAccount 'chorus' and exactly the "
+    "rights it needs (kubectl apply -n NS -f deploy/k8s/rbac.yaml, after setting its "
+    "`namespace:` fields to NS; docs/kubernetes.md)";
+
+}  // namespace
+
+Status check_service_account(KubeClient& client, const std::string& namespace_name,
+                             const std::string& account) {
+  auto r =
+      client.raw("GET", "/api/v1/namespaces/" + namespace_name + "/serviceaccounts/" + account);
+  if (!r) return r.status();
+  if (r->code == 404)
+    return not_found("service account '" + account + "' does not exist in namespace '" +
+                     namespace_name + "' on " + client.config().server +
+                     ": the coordinator Pod runs as it. Create it with its Role and bindings (" +
+                     kRbacHint + "), or pass --service-account NAME");
+  if (r->code == 200 || r->code == 403) return Status::ok_status();
+  return http_error(*r, "read service account " + account + " in namespace " + namespace_name,
+                    client.config());
+}
+
+Status check_service_account_rights(KubeClient& client, const std::string& namespace_name,
+                                    const std::string& account) {
+  std::string user = "system:serviceaccount:" + namespace_name + ":" + account;
+  std::string refused;
+  for (const auto& right : coordinator_rights()) {
+    nlohmann::json attributes = {{"verb", right.verb}, {"resource", right.resource}};
+    if (!right.subresource.empty()) attributes["subresource"] = right.subresource;
+    if (!right.cluster_scoped) attributes["namespace"] = namespace_name;
+    nlohmann::json review = {
+        {"apiVersion", "authorization.k8s.io/v1"},
+        {"kind", "SubjectAccessReview"},
+        {"spec",
+         {{"user", user},
+          {"groups",
+           {"system:serviceaccounts", "system:serviceaccounts:" + namespace_name,
+            "system:authenticated"}},
+          {"resourceAttributes", attributes}}}};
+    auto r =
+        client.raw("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review.dump());
+    if (!r) return r.status();
+    // The submitter may not ask (or the server does not serve reviews): unchecked.
+    if (r->code == 403 || r->code == 404) return Status::ok_status();
+    if (r->code < 200 || r->code >= 300)
+      return http_error(*r, "review the rights of " + user, client.config());
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    bool allowed = !j.is_discarded() && j.contains("status") && j["status"].is_object() &&
+                   j["status"].value("allowed", false);
+    if (!allowed) refused += (refused.empty() ? "" : ", ") + right.text();
+  }
+  if (refused.empty()) return Status::ok_status();
+  return invalid_argument("service account '" + account + "' in namespace '" + namespace_name +
+                          "' may not " + refused +
+                          ", which the coordinator Pod needs: bind it to a Role and ClusterRole "
+                          "granting them (" +
+                          kRbacHint + ")");
+}
+
+Result<CreatedCoordinator> create_coordinator(KubeClient& client, const CoordinatorPod& pod) {
+  const std::string ns_path = "/api/v1/namespaces/" + pod.namespace_name;
+  const std::string cm_path = ns_path + "/configmaps/" + pod.name;
+  auto forget_configmap = [&] { (void)client.raw("DELETE", cm_path); };
+
+  nlohmann::json cm = coordinator_configmap(pod);
+  auto made = client.request("POST", ns_path + "/configmaps", &cm,
+                             "create configmaps in namespace " + pod.namespace_name);
+  if (!made) return made.status();
+
+  nlohmann::json manifest = coordinator_pod_manifest(pod);
+  auto created = client.request("POST", ns_path + "/pods", &manifest,
+                                "create pods in namespace " + pod.namespace_name);
+  if (!created) {
+    forget_configmap();
+    return created.status();
+  }
+  CreatedCoordinator out;
+  out.name = (*created)["metadata"].value("name", pod.name);
+  out.uid = (*created)["metadata"].value("uid", "");
+
+  auto patched = client.raw("PATCH", cm_path, owner_patch(out.name, out.uid).dump(),
+                            "application/merge-patch+json");
+  Status s;
+  if (!patched)
+    s = patched.status();
+  else if (patched->code < 200 || patched->code >= 300)
+    s = http_error(*patched, "patch configmap " + pod.name + " in namespace " + pod.namespace_name,
+                   client.config());
+  if (!s.ok()) {
+    // Without its owner the ConfigMap would outlive the Pod: undo the submission.
+    (void)client.raw("DELETE", ns_path + "/pods/" + out.name);
+    forget_configmap();
+    return s;
+  }
+  return out;
+}
+
+}  // namespace chorus::kube
