@@ -1,6 +1,8 @@
 #include "adapters/kubernetes/coordinator_submit.hpp"
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace chorus::kube {
 
@@ -86,9 +88,28 @@ Result<CreatedCoordinator> create_coordinator(KubeClient& client, const Coordina
                              "create configmaps in namespace " + pod.namespace_name);
   if (!made) return made.status();
 
-  nlohmann::json manifest = coordinator_pod_manifest(pod);
-  auto created = client.request("POST", ns_path + "/pods", &manifest,
-                                "create pods in namespace " + pod.namespace_name);
+  const std::string manifest = coordinator_pod_manifest(pod).dump();
+  const std::string what = "create pods in namespace " + pod.namespace_name;
+  Result<Response> answer = Status(ErrorCode::internal, "not sent");
+  // A service account created moments ago has no token yet (Kubernetes < 1.24: the token
+  // controller adds its secret); ServiceAccount admission refuses the Pod until then. Waited
+  // for up to 10 s, as after `kubectl apply -f deploy/k8s/rbac.yaml && chorus submit ...`.
+  for (int attempt = 0;; ++attempt) {
+    answer = client.raw("POST", ns_path + "/pods", manifest);
+    bool no_token_yet = answer && answer->code >= 500 &&
+                        answer->body.find("No API token found") != std::string::npos;
+    if (!no_token_yet || attempt >= 20) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  Result<nlohmann::json> created = Status(ErrorCode::internal, "not sent");
+  if (!answer)
+    created = answer.status();
+  else if (answer->code < 200 || answer->code >= 300)
+    created = http_error(*answer, what, client.config());
+  else
+    created = nlohmann::json::parse(answer->body, nullptr, false);
+  if (created && created->is_discarded())
+    created = Status(ErrorCode::internal, "the API server's answer to " + what + " is not JSON");
   if (!created) {
     forget_configmap();
     return created.status();
