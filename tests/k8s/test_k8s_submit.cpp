@@ -186,9 +186,11 @@ tasks:
 
   // Its task Pods ran on real nodes, in the hostPath workdir the submitter sees.
   std::set<std::string> nodes;
-  for (const auto& n : k8s_call("GET", "/api/v1/nodes").body["items"])
-    nodes.insert(n["metadata"]["name"].get<std::string>());
+  const auto listed = k8s_call("GET", "/api/v1/nodes");
+  for (const auto& n : listed.body["items"]) nodes.insert(n["metadata"]["name"].get<std::string>());
+  CHECK(nodes.size() == 2);
   REQUIRE(file_exists(dir / "all.txt"));
+  INFO("all.txt:\n", read_file(dir / "all.txt"));
   auto lines = read_lines(dir / "all.txt");
   REQUIRE(lines.size() == 6);
   for (std::size_t i = 0; i < 6; i += 2) {
@@ -289,7 +291,7 @@ TEST_CASE("K8s.Submit.BadInputIsRefusedBeforeAnythingIsCreated") {
   text.replace(at, text.find('\n', at) - at, "https://127.0.0.1:1");
   write_file(dir / "down.kubeconfig", text);
   auto down = submit({"--kubeconfig", dir / "down.kubeconfig"});
-  CHECK(down.exit_code == 1);
+  CHECK(down.exit_code == 3);
   CHECK(down.err.find("the Kubernetes API server at https://127.0.0.1:1 did not answer") !=
         std::string::npos);
 
