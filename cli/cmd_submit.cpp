@@ -398,7 +398,8 @@ void add_submit_command(CLI::App& app) {
   cmd->add_option("-o,--output", a->output,
                   "The job's output file (%j is the job id; default: slurm-%j.out here)");
   cmd->add_option("--state", a->state_dir,
-                  "State folder for the run and submissions.json (default: .chorus here)");
+                  "State folder for the run and submissions.json (default: .chorus here; with "
+                  "--kubernetes: the coordinator's journal on the nodes, default WORKDIR/.chorus)");
   cmd->add_flag("--parsable", a->parsable, "Print only the job id (the Pod's name)");
   cmd->add_flag("--kubernetes", a->kubernetes,
                 "Run the coordinator as a Pod on a Kubernetes cluster, its tasks as Pods");
