@@ -191,10 +191,11 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
     }
     previous = (*store)->replay(run.id);
     if (!previous.ok()) return previous.status();
-    // A coordinator killed outright left its tasks running; they are rerun now, not twice at once.
+    // A coordinator killed outright left its tasks running; they are rerun now, not twice at
+    // once, unless the backend adopts them (its launcher finds them when they are relaunched).
     auto groups = (*store)->task_groups(run.id);
     if (!groups.ok()) return groups.status();
-    kill_orphans_of_run(run, *groups, *previous);
+    if (!backend->adopts_running_work()) kill_orphans_of_run(run, *groups, *previous);
     if (Status s = (*store)->forget_task_groups(run.id); !s.ok()) return s;
     if (run.token.empty()) run.token = new_run_token();  // a run from before tokens existed
   } else {

@@ -85,45 +85,100 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
     run_ = label_value(env_value(request.env, "CHORUS_RUN_ID"));
     if (run_.empty())
       return invalid_argument("the Kubernetes launcher needs CHORUS_RUN_ID in the request");
-    watch_ = std::make_unique<PodWatch>(options_.config, namespace_, "chorus.run%3D" + run_,
-                                        wake_fd_, options_.give_up);
+    token_ = label_value(env_value(request.env, "CHORUS_RUN_TOKEN"));
+    selector_ = token_.empty() ? "chorus.run%3D" + run_ : "chorus.token%3D" + token_;
+    watch_ = std::make_unique<PodWatch>(options_.config, namespace_, selector_, wake_fd_,
+                                        options_.give_up);
     watch_->start();
   }
   LaunchHandle h = next_++;
   Attempt a;
   a.task = request.spec->id;
   a.attempt = request.attempt;
-  a.pod = pod_name(run_, request.spec->id, request.attempt);
+  // The token's head in the name: two runs with the same id in one namespace never collide.
+  a.pod = pod_name(token_.empty() ? run_ : run_ + "-" + token_.substr(0, 8), request.spec->id,
+                   request.attempt);
   a.stdout_path = request.stdout_path;
   a.grace = request.spec->kill_grace.count() > 0 ? request.spec->kill_grace : options_.kill_grace;
   if (request.spec->timeout.count() > 0) a.deadline = Clock::now() + request.spec->timeout;
-  PodNaming naming{run_, options_.default_image};
+  PodNaming naming{run_, token_, options_.default_image};
   auto manifest = std::make_shared<std::string>(pod_manifest(request, naming, a.pod).dump());
   by_pod_[a.pod] = h;
+  std::string pod = a.pod;
   attempts_.emplace(h, std::move(a));
   std::string path = "/api/v1/namespaces/" + namespace_ + "/pods";
-  post([this, h, manifest, path](KubeClient& c) {
-    auto r = c.raw("POST", path, *manifest);
-    Status s;
-    if (!r)
-      s = r.status();
-    else if (r->code == 409)  // the Pod exists (a resumed run, a retried create): the watch has it
-      s = {};
-    else if (r->code < 200 || r->code >= 300)
-      s = http_error(*r, "create pods in namespace " + namespace_, c.config());
-    if (s.ok()) return;
-    StateUpdate u;
-    u.kind = UpdateKind::exited;
-    u.exit_code = 127;
-    u.message = s.message();
+  Adoption adoption{request.spec, request.attempt};
+  post([this, h, manifest, path, pod, adoption](KubeClient& c) {
+    if (!listed_) list_previous(c);
+    Done d;
+    d.handle = h;
+    d.adopted = take_adoptable(adoption);
+    if (d.adopted.empty()) {
+      auto r = c.raw("POST", path, *manifest);
+      Status s;
+      if (!r)
+        s = r.status();
+      else if (r->code == 409)
+        s = create_conflict(c, pod);
+      else if (r->code < 200 || r->code >= 300)
+        s = http_error(*r, "create pods in namespace " + namespace_, c.config());
+      if (s.ok()) return;
+      d.update.kind = UpdateKind::exited;
+      d.update.exit_code = 127;
+      d.update.message = s.message();
+    }
     {
       std::lock_guard lock(mu_);
-      done_.push_back({h, std::move(u)});
+      done_.push_back(std::move(d));
     }
     std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
   });
   return h;
+}
+
+void PodLauncher::list_previous(KubeClient& c) {
+  listed_ = true;
+  auto l = c.request("GET", "/api/v1/namespaces/" + namespace_ + "/pods?labelSelector=" + selector_,
+                     nullptr, "list pods in namespace " + namespace_);
+  if (!l || !(*l)["items"].is_array()) return;  // nothing to adopt; the creates say what is wrong
+  for (auto& pod : (*l)["items"]) {
+    const auto notes = pod["metadata"].value("annotations", nlohmann::json::object());
+    if (notes.value("chorus.kind", "") == "service") {
+      // A service restarts on resume, as on every backend: its old replica must not hold the
+      // node's cores beside the new one.
+      std::string name = pod["metadata"].value("name", "");
+      (void)c.raw("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods/" + name,
+                  R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})");
+      continue;
+    }
+    previous_[notes.value("chorus.task-name", "")].push_back(std::move(pod));
+  }
+}
+
+std::string PodLauncher::take_adoptable(const Adoption& a) {
+  auto it = previous_.find(a.spec->name);
+  if (it == previous_.end()) return {};
+  for (auto& pod : it->second) {
+    if (!adoptable(pod, *a.spec, a.attempt)) continue;
+    std::string name = pod["metadata"].value("name", "");
+    pod = nullptr;  // adopted once
+    return name;
+  }
+  return {};
+}
+
+Status PodLauncher::create_conflict(KubeClient& c, const std::string& pod) {
+  // Ours when its create was retried after the server took it; else another's Pod by that name.
+  auto got = c.request("GET", "/api/v1/namespaces/" + namespace_ + "/pods/" + pod, nullptr,
+                       "get pods in namespace " + namespace_);
+  if (got &&
+      (*got)["metadata"].value("labels", nlohmann::json::object()).value("chorus.token", "") ==
+          token_)
+    return {};
+  return Status(ErrorCode::unavailable,
+                "a Pod named " + pod + " already exists in namespace " + namespace_ +
+                    " and is not this run's; delete it or use another namespace");
 }
 
 void PodLauncher::delete_pod(const std::string& pod, Duration grace) {
@@ -149,6 +204,55 @@ void PodLauncher::finish(LaunchHandle h, UpdateKind kind, int code, std::string 
   attempts_.erase(it);
 }
 
+void PodLauncher::adopt(LaunchHandle h, const std::string& pod, std::vector<StateUpdate>& out) {
+  auto it = attempts_.find(h);
+  if (it == attempts_.end()) return;  // cancelled meanwhile: its own Pod was never created
+  by_pod_.erase(it->second.pod);
+  it->second.pod = pod;
+  by_pod_[pod] = h;
+  if (auto seen = unclaimed_.find(pod); seen != unclaimed_.end()) {
+    nlohmann::json state = std::move(seen->second);
+    unclaimed_.erase(seen);
+    on_pod(h, "MODIFIED", state, out);
+  }
+}
+
+void PodLauncher::on_pod(LaunchHandle h, const std::string& type, const nlohmann::json& pod,
+                         std::vector<StateUpdate>& out) {
+  Attempt& a = attempts_.at(h);
+  if (a.ending) return;
+  const std::string name = a.pod;
+  auto o = pod_outcome(pod);
+  if (!o && type == "DELETED") {
+    finish(h, UpdateKind::lost, 0, "its Pod " + name + " was deleted by someone else", out);
+    return;
+  }
+  if (!o) return;
+  a.ending = true;
+  // The log, then the final update: both from the worker, so the coordinator reads the task's
+  // output file only once it is complete.
+  std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/log";
+  std::string file = a.stdout_path;
+  PodOutcome outcome = *o;
+  post([this, h, path, file, outcome](KubeClient& c) {
+    auto r = c.raw("GET", path);
+    if (!file.empty()) {
+      std::ofstream f(file, std::ios::binary | std::ios::trunc);
+      if (r && r->code == 200) f << r->body;
+    }
+    StateUpdate u;
+    u.kind = outcome.kind;
+    u.exit_code = outcome.exit_code;
+    u.message = outcome.message;
+    {
+      std::lock_guard lock(mu_);
+      done_.push_back({h, std::move(u), {}});
+    }
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n2 = ::write(wake_fd_, &one, sizeof one);
+  });
+}
+
 void PodLauncher::poll(std::vector<StateUpdate>& out) {
   std::uint64_t drained = 0;
   [[maybe_unused]] auto n = ::read(wake_fd_, &drained, sizeof drained);
@@ -162,8 +266,12 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
     for (auto& u : cancelled_) out.push_back(std::move(u));
     cancelled_.clear();
   }
-  for (auto& d : done)
-    finish(d.handle, d.update.kind, d.update.exit_code, std::move(d.update.message), out);
+  for (auto& d : done) {
+    if (!d.adopted.empty())
+      adopt(d.handle, d.adopted, out);
+    else
+      finish(d.handle, d.update.kind, d.update.exit_code, std::move(d.update.message), out);
+  }
 
   if (watch_) {
     std::vector<PodEvent> events;
@@ -171,39 +279,13 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
     for (auto& e : events) {
       std::string name = e.pod["metadata"].value("name", "");
       auto p = by_pod_.find(name);
-      if (p == by_pod_.end()) continue;
-      LaunchHandle h = p->second;
-      Attempt& a = attempts_.at(h);
-      if (a.ending) continue;
-      auto o = pod_outcome(e.pod);
-      if (!o && e.type == "DELETED") {
-        finish(h, UpdateKind::lost, 0, "its Pod " + name + " was deleted by someone else", out);
-        continue;
+      if (p != by_pod_.end()) {
+        on_pod(p->second, e.type, e.pod, out);
+      } else if (e.type == "DELETED") {
+        unclaimed_.erase(name);
+      } else {
+        unclaimed_[name] = std::move(e.pod);
       }
-      if (!o) continue;
-      a.ending = true;
-      // The log, then the final update: both from the worker, so the coordinator reads the
-      // task's output file only once it is complete.
-      std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/log";
-      std::string file = a.stdout_path;
-      PodOutcome outcome = *o;
-      post([this, h, path, file, outcome](KubeClient& c) {
-        auto r = c.raw("GET", path);
-        if (!file.empty()) {
-          std::ofstream f(file, std::ios::binary | std::ios::trunc);
-          if (r && r->code == 200) f << r->body;
-        }
-        StateUpdate u;
-        u.kind = outcome.kind;
-        u.exit_code = outcome.exit_code;
-        u.message = outcome.message;
-        {
-          std::lock_guard lock(mu_);
-          done_.push_back({h, std::move(u)});
-        }
-        std::uint64_t one = 1;
-        [[maybe_unused]] auto n2 = ::write(wake_fd_, &one, sizeof one);
-      });
     }
     if (std::string why = watch_->failed(); !why.empty()) {
       std::vector<LaunchHandle> all;
@@ -263,8 +345,7 @@ Status PodLauncher::shutdown(std::chrono::seconds wait) {
   shut_down_ = true;
   KubeClient c(options_.config);
   c.set_retries(1);
-  std::string path =
-      "/api/v1/namespaces/" + namespace_ + "/pods?labelSelector=chorus.run%3D" + run_;
+  std::string path = "/api/v1/namespaces/" + namespace_ + "/pods?labelSelector=" + selector_;
   auto r = c.raw("DELETE", path,
                  R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})");
   if (!r) return r.status();

@@ -7,8 +7,13 @@
 // - Requests never run on the coordinator's thread: creates, deletes and log fetches go to a
 //   worker thread with its own connection; launch() only queues (flush() wakes the worker).
 //   A create the server refuses (403, a bad spec) ends that attempt with the server's words.
-// - The run (the chorus.run label) is CHORUS_RUN_ID from the first launch's environment; the
-//   watch starts then.
+// - The run (the chorus.run label) is CHORUS_RUN_ID from the first launch's environment, its
+//   Pods are those labelled chorus.token=CHORUS_RUN_TOKEN (run ids repeat across state folders;
+//   tokens do not, so another run's Pods are never watched, adopted or deleted); the watch
+//   starts then.
+// - Resume: before its first create the worker lists the run's Pods once. A launch whose task
+//   left a Pod that is adoptable() (the attempt before, still running or succeeded) follows
+//   that Pod instead of creating one; the update comes from it like from a Pod of this session.
 // - cancel() and a timeout delete the Pod with the task's kill grace (default 5 s) and report
 //   at once; the Pod's deletion finishes in Kubernetes.
 // - When the API server stops answering for `give_up`, every attempt in flight is lost with
@@ -73,21 +78,41 @@ class PodLauncher final : public Launcher {
     bool ending = false;  // final state seen, log being fetched
   };
   struct Done {
-    LaunchHandle handle;
+    LaunchHandle handle = 0;
     StateUpdate update;
+    std::string adopted;  // set: not an update; the attempt follows this Pod from now on
+  };
+  struct Adoption {  // what the worker needs to find a Pod left by an earlier session
+    const TaskSpec* spec = nullptr;
+    std::uint32_t attempt = 0;
   };
   void post(std::function<void(KubeClient&)> job);
   void worker();
   void finish(LaunchHandle h, UpdateKind kind, int code, std::string message,
               std::vector<StateUpdate>& out);
   void delete_pod(const std::string& pod, Duration grace);
+  void on_pod(LaunchHandle h, const std::string& type, const nlohmann::json& pod,
+              std::vector<StateUpdate>& out);
+  void adopt(LaunchHandle h, const std::string& pod, std::vector<StateUpdate>& out);
+  // Worker thread: the run's Pods from an earlier session, listed once before the first create.
+  void list_previous(KubeClient& c);
+  std::string take_adoptable(const Adoption& a);
+  Status create_conflict(KubeClient& c, const std::string& pod);
 
   PodLauncherOptions options_;
   std::string namespace_;
-  std::string run_;
+  std::string run_;       // the chorus.run label
+  std::string token_;     // the chorus.token label ("" for a caller that gives none)
+  std::string selector_;  // the run's Pods, URL-encoded: by token when there is one
   std::unique_ptr<PodWatch> watch_;
   std::unordered_map<LaunchHandle, Attempt> attempts_;
   std::unordered_map<std::string, LaunchHandle> by_pod_;
+  // The latest state of Pods of the run no attempt follows (yet): an earlier session's, until
+  // adopted or deleted. At most the run's Pods.
+  std::unordered_map<std::string, nlohmann::json> unclaimed_;
+  // Worker thread only.
+  bool listed_ = false;
+  std::unordered_map<std::string, std::vector<nlohmann::json>> previous_;  // by task name
   LaunchHandle next_ = 1;
 
   // The worker: jobs in, results (Done) out through done_ and the watch's wake-up fd.

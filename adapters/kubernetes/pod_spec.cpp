@@ -72,16 +72,34 @@ nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
     spec["terminationGracePeriodSeconds"] = std::max<std::int64_t>(
         1, std::chrono::duration_cast<std::chrono::seconds>(s.kill_grace).count());
   spec["containers"].push_back(container);
+  json labels = {{"chorus.run", naming.run},
+                 {"chorus.task", std::to_string(s.id)},
+                 {"chorus.attempt", std::to_string(r.attempt)}};
+  if (!naming.token.empty()) labels["chorus.token"] = naming.token;
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata",
            {{"name", name},
-            {"labels",
-             {{"chorus.run", naming.run},
-              {"chorus.task", std::to_string(s.id)},
-              {"chorus.attempt", std::to_string(r.attempt)}}},
-            {"annotations", {{"chorus.task-name", s.name}}}}},
+            {"labels", labels},
+            {"annotations",
+             {{"chorus.task-name", s.name},
+              {"chorus.fingerprint", std::to_string(spec_fingerprint(s))},
+              {"chorus.kind", to_string(s.kind)}}}}},
           {"spec", spec}};
+}
+
+bool adoptable(const nlohmann::json& pod, const TaskSpec& spec, std::uint32_t attempt) {
+  if (spec.kind == TaskKind::service || attempt < 2 || !pod.is_object()) return false;
+  const auto meta = pod.value("metadata", nlohmann::json::object());
+  if (meta.contains("deletionTimestamp")) return false;
+  const auto labels = meta.value("labels", nlohmann::json::object());
+  const auto notes = meta.value("annotations", nlohmann::json::object());
+  if (labels.value("chorus.attempt", "") != std::to_string(attempt - 1) ||
+      notes.value("chorus.task-name", "") != spec.name ||
+      notes.value("chorus.fingerprint", "") != std::to_string(spec_fingerprint(spec)))
+    return false;
+  auto outcome = pod_outcome(pod);
+  return !outcome || (outcome->kind == UpdateKind::exited && outcome->exit_code == 0);
 }
 
 namespace {

@@ -8,6 +8,8 @@
 //   (nvidia.com/gpu); env = spec env + sweep params + the coordinator's CHORUS_*; the run's
 //   working directory mounted at the same path (hostPath) as workingDir, so the files a task
 //   reads and writes are where the other backends put them. Output goes to the Pod's log.
+//   Label chorus.token and annotations chorus.task-name, chorus.fingerprint, chorus.kind are
+//   what a resumed run finds its Pods by (adoptable()).
 // - pod_outcome: nullopt while the Pod may still run; else the update (exit code and
 //   Kubernetes' reason in the message: OOMKilled, ErrImageNeverPull, Evicted, ...).
 #pragma once
@@ -24,6 +26,9 @@ namespace chorus::kube {
 
 struct PodNaming {
   std::string run;  // the chorus.run label value (the run's id, made a valid label)
+  // The chorus.token label value: the run's random token (RunInfo::token). Run ids repeat
+  // across state folders, tokens do not, so the launcher selects its Pods by this label.
+  std::string token;
   std::string default_image;
 };
 
@@ -41,5 +46,12 @@ struct PodOutcome {
   std::string message;
 };
 std::optional<PodOutcome> pod_outcome(const nlohmann::json& pod);
+
+// Whether `pod` (listed before this session created any) is what a killed coordinator left of
+// the task now launched as `attempt`: the same task name and fingerprint (annotations), attempt
+// - 1, not being deleted, and still running or succeeded. A failed one is not adopted (the task
+// runs again, as a retry would, and what succeeded never reruns); neither is a service replica
+// (services restart on resume, as on every backend).
+bool adoptable(const nlohmann::json& pod, const TaskSpec& spec, std::uint32_t attempt);
 
 }  // namespace chorus::kube

@@ -67,6 +67,11 @@ class ExecutionBackend {
   // The nodes' telemetry (agents report it), or nullptr when the site has none; valid between
   // start() and stop(). run_workflow gives it the run's data sources and the coordinator.
   virtual NodeFactsSource* facts_source() { return nullptr; }
+  // Whether what a killed coordinator left running is the site's to find and take over
+  // (Kubernetes: the run's Pods by label) rather than processes on this host. When true, a
+  // resume kills no host processes of the run: they may be containers of Pods it adopts (the
+  // kubelets can share this host, as on the test cluster).
+  virtual bool adopts_running_work() const { return false; }
 };
 
 // The table for a backend whose services run where its executable tasks do.

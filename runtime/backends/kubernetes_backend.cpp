@@ -72,6 +72,8 @@ class KubernetesBackend final : public ExecutionBackend {
     return launcher_table(*pods_, functions_, *pods_);
   }
   const std::vector<NodeInfo>& nodes() const override { return nodes_; }
+  // --resume: PodLauncher adopts the run's Pods still running (or finished meanwhile).
+  bool adopts_running_work() const override { return true; }
   std::unique_ptr<PlacementPolicy> wrap_placement(
       std::unique_ptr<PlacementPolicy> policy) const override {
     return policy;

@@ -25,7 +25,7 @@ TEST_CASE("PodSpec.ManifestCarriesPlacementResourcesEnvAndLabels") {
   r.node = "chorus-k8s-n2";
   r.workdir = "/tmp/run";
   r.env = {{"CHORUS_RUN_ID", "run-1"}};
-  auto m = pod_manifest(r, {"run-1", ""}, pod_name("run-1", 7, 2));
+  auto m = pod_manifest(r, {"run-1", "", ""}, pod_name("run-1", 7, 2));
   CHECK(m["metadata"]["name"] == "chorus-run-1-7-2");
   CHECK(m["metadata"]["labels"]["chorus.run"] == "run-1");
   CHECK(m["metadata"]["labels"]["chorus.task"] == "7");
@@ -101,4 +101,46 @@ TEST_CASE("PodSpec.OutcomesCarryKubernetesReasons") {
                  {"containerStatuses",
                   json::array({{{"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}}})}}}})
           .has_value());
+}
+
+TEST_CASE("PodSpec.AResumedRunAdoptsOnlyTheAttemptBeforeStillRunningOrSucceeded") {
+  TaskSpec s;
+  s.id = 3;
+  s.name = "long";
+  s.cmd.shell = "sleep 60";
+  s.image = "localhost/busybox:1.35";
+  LaunchRequest r;
+  r.spec = &s;
+  r.attempt = 1;
+  r.node = "n1";
+  auto m = pod_manifest(r, {"run-1", "0123456789abcdef0123456789abcdef", ""}, "p");
+  CHECK(m["metadata"]["labels"]["chorus.token"] == "0123456789abcdef0123456789abcdef");
+  CHECK(m["metadata"]["annotations"]["chorus.task-name"] == "long");
+  CHECK(m["metadata"]["annotations"]["chorus.kind"] == "executable");
+  auto with = [&](json status) {
+    json p = m;
+    p["status"] = std::move(status);
+    return p;
+  };
+  json running = with({{"phase", "Running"}});
+  CHECK(adoptable(running, s, 2));
+  CHECK_FALSE(adoptable(running, s, 3));  // not the attempt the coordinator left
+  CHECK_FALSE(adoptable(running, s, 1));
+  json succeeded = with(
+      {{"phase", "Succeeded"},
+       {"containerStatuses", json::array({{{"state", {{"terminated", {{"exitCode", 0}}}}}}})}});
+  CHECK(adoptable(succeeded, s, 2));
+  json failed = with(
+      {{"phase", "Failed"},
+       {"containerStatuses", json::array({{{"state", {{"terminated", {{"exitCode", 2}}}}}}})}});
+  CHECK_FALSE(adoptable(failed, s, 2));  // runs again, as a retry would
+  json deleting = running;
+  deleting["metadata"]["deletionTimestamp"] = "2026-12-02T10:00:00Z";
+  CHECK_FALSE(adoptable(deleting, s, 2));
+  TaskSpec changed = s;
+  changed.cmd.shell = "sleep 61";  // the workflow changed: the old Pod runs the old command
+  CHECK_FALSE(adoptable(running, changed, 2));
+  TaskSpec service = s;
+  service.kind = TaskKind::service;
+  CHECK_FALSE(adoptable(running, service, 2));
 }

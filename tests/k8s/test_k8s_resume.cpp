@@ -1,0 +1,84 @@
+// --resume of a run whose coordinator was SIGKILLed, on the REAL local cluster: the Pods it left
+// are adopted (the one still running is followed, the one that finished meanwhile collected),
+// nothing that ran runs again.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <nlohmann/json.hpp>
+
+#include "support/k8s_cluster.hpp"
+#include "support/process.hpp"
+
+using namespace chorus::test;
+
+namespace {
+
+nlohmann::json pods_labelled(const std::string& selector) {
+  auto j = nlohmann::json::parse(
+      k8s_get("/api/v1/namespaces/default/pods?labelSelector=" + selector), nullptr, false);
+  return j.is_object() && j.contains("items") ? j["items"] : nlohmann::json::array();
+}
+
+std::string phase_of_task(const nlohmann::json& pods, const std::string& task) {
+  for (const auto& p : pods)
+    if (p["metadata"]["annotations"].value("chorus.task-name", "") == task)
+      return p["status"].value("phase", "");
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("K8s.ResumeAdoptsThePodsAKilledCoordinatorLeftAndRunsNothingTwice") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  TempDir dir;
+  // Every task appends a line to its own file in the (hostPath) working directory per run.
+  write_file(dir / "wf.yaml", R"(name: adopt
+defaults:
+  image: localhost/busybox:1.35
+  image_pull_policy: Never
+tasks:
+  - name: quick
+    command: echo run >> ran-quick
+  - name: long
+    command: echo run >> ran-long; sleep 20; echo long-output
+  - name: mid
+    command: echo run >> ran-mid; sleep 4
+  - name: after
+    after: [long]
+    command: echo run >> ran-after
+)");
+  const std::vector<std::string> run = {chorus_bin(), "run",          "wf.yaml", "--backend",
+                                        "kubernetes", "--kubeconfig", kc};
+  pid_t pid = start_process(run, dir.path());
+  // quick done, long and mid running in their Pods: then the coordinator dies outright.
+  bool running = eventually(
+      [&] {
+        return file_exists(dir / "ran-quick") && file_exists(dir / "ran-long") &&
+               file_exists(dir / "ran-mid") &&
+               phase_of_task(pods_labelled("chorus.run%3Dadopt-1"), "long") == "Running";
+      },
+      90);
+  ::kill(-pid, SIGKILL);
+  (void)wait_process(pid);
+  REQUIRE_MESSAGE(running, read_file(dir / "bg.err"));
+  // mid finishes while no coordinator watches; long is still running.
+  CHECK(eventually(
+      [&] { return phase_of_task(pods_labelled("chorus.run%3Dadopt-1"), "mid") == "Succeeded"; },
+      60));
+  CHECK(phase_of_task(pods_labelled("chorus.run%3Dadopt-1"), "long") == "Running");
+
+  std::vector<std::string> resume = run;
+  resume.push_back("--resume");
+  auto r = run_process(resume, dir.path());
+  INFO(r.out, r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(read_lines(dir / "ran-quick").size() == 1);
+  CHECK(read_lines(dir / "ran-long").size() == 1);
+  CHECK(read_lines(dir / "ran-mid").size() == 1);
+  CHECK(read_lines(dir / "ran-after").size() == 1);
+  // The adopted Pod's log is the task's output, like any attempt's.
+  auto logs = run_process({chorus_bin(), "logs", "latest", "long"}, dir.path());
+  CHECK(logs.out.find("long-output") != std::string::npos);
+  CHECK(eventually([&] { return pods_labelled("chorus.run%3Dadopt-1").empty(); }, 30));
+}
