@@ -57,6 +57,7 @@ struct SubmitArgs {
   std::string service_account = "chorus";
   std::string workdir;
   std::string grace = "5s";
+  int wait_start = 30;
   std::vector<std::string> slurm_only;  // Slurm options given, refused with --kubernetes
 };
 
@@ -361,14 +362,45 @@ int submit_kubernetes(const SubmitArgs& a) {
     out.error(created.status().message());
     return exit_for(created.status());
   }
+  const std::string& name = created->name;
+  kube::CoordinatorStart start;
+  if (a.wait_start > 0) {
+    auto started = kube::wait_for_start(client, ns, name, std::chrono::seconds(a.wait_start));
+    if (!started) {
+      out.error("coordinator Pod " + name + " was created, but: " + started.status().message());
+      return kExitError;
+    }
+    start = *started;
+  }
+  using State = kube::CoordinatorStart::State;
+  if (start.state == State::failed) {
+    if (start.exit_code == 125) {
+      // Never ran (its image or a volume): nothing to keep, and the ConfigMap goes with it.
+      (void)client.raw("DELETE", "/api/v1/namespaces/" + ns + "/pods/" + name);
+      out.error("the coordinator Pod " + name + " cannot start: " + start.message +
+                "; it was deleted. Pass --image with an image that has chorus in it "
+                "(scripts/chorus-image.sh builds one; docs/kubernetes.md)");
+      return kExitBadInput;
+    }
+    auto log =
+        client.raw("GET", "/api/v1/namespaces/" + ns + "/pods/" + name + "/log?tailLines=20");
+    out.error("the coordinator Pod " + name + " ended at once: " + start.message +
+              (log && log->code == 200 && !log->body.empty() ? "; its log ends with:\n" + log->body
+                                                             : std::string{}));
+    return kExitError;
+  }
   if (a.parsable) {
-    std::printf("%s\n", created->name.c_str());
+    std::printf("%s\n", name.c_str());
     std::fflush(stdout);
     return kExitOk;
   }
-  const std::string& name = created->name;
+  std::string how = start.state == State::running     ? "running on node " + start.node
+                    : start.state == State::succeeded ? "already finished"
+                    : a.wait_start > 0
+                        ? "still " + start.message + " after " + std::to_string(a.wait_start) + " s"
+                        : "not waited for";
   std::printf(
-      "Submitted coordinator Pod %s in namespace %s (image %s, service account %s)\n"
+      "Submitted coordinator Pod %s in namespace %s (%s; image %s, service account %s)\n"
       "  workflow: %s (ConfigMap %s, deleted with the Pod)\n"
       "  working directory: %s, journal: %s (hostPath volumes on its node)\n"
       "Follow it:\n"
@@ -376,7 +408,7 @@ int submit_kubernetes(const SubmitArgs& a) {
       "  chorus status --state %s     (where the nodes' %s is visible)\n"
       "  chorus list --state %s\n"
       "Stop it: kubectl -n %s delete pod %s (the coordinator deletes its task Pods first)\n",
-      name.c_str(), ns.c_str(), pod.image.c_str(), pod.service_account.c_str(),
+      name.c_str(), ns.c_str(), how.c_str(), pod.image.c_str(), pod.service_account.c_str(),
       pod.workflow_source.c_str(), name.c_str(), pod.workdir.c_str(), pod.state_dir.c_str(),
       ns.c_str(), name.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(),
       ns.c_str(), name.c_str());
@@ -424,6 +456,11 @@ void add_submit_command(CLI::App& app) {
   cmd->add_option("--grace", a->grace,
                   "With --kubernetes: the tasks' time between SIGTERM and SIGKILL on cancel")
       ->default_str("5s");
+  cmd->add_option("--wait-start", a->wait_start,
+                  "With --kubernetes: seconds to wait for the coordinator Pod to start, so an "
+                  "image that cannot be pulled is reported (0: do not wait)")
+      ->default_str("30")
+      ->check(CLI::Range(0, 3600));
   cmd->callback([a, cmd] {
     for (const char* o : {"--nodes", "--partition", "--output"})
       if (cmd->count(o) > 0) a->slurm_only.push_back(o);

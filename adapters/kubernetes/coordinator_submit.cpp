@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "adapters/kubernetes/pod_spec.hpp"
+
 namespace chorus::kube {
 
 std::string Right::text() const {
@@ -133,6 +135,37 @@ Result<CreatedCoordinator> create_coordinator(KubeClient& client, const Coordina
     return s;
   }
   return out;
+}
+
+Result<CoordinatorStart> wait_for_start(KubeClient& client, const std::string& namespace_name,
+                                        const std::string& name,
+                                        std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  const std::string path = "/api/v1/namespaces/" + namespace_name + "/pods/" + name;
+  CoordinatorStart start;
+  for (;;) {
+    auto pod = client.request("GET", path, nullptr,
+                              "read pod " + name + " in namespace " + namespace_name);
+    if (!pod) return pod.status();
+    start.node = (*pod)["spec"].value("nodeName", "");
+    const auto status = pod->value("status", nlohmann::json::object());
+    std::string phase = status.value("phase", "");
+    if (auto outcome = pod_outcome(*pod)) {
+      bool ok = outcome->kind == UpdateKind::exited && outcome->exit_code == 0;
+      start.state = ok ? CoordinatorStart::State::succeeded : CoordinatorStart::State::failed;
+      start.exit_code = outcome->exit_code;
+      start.message = outcome->message;
+      return start;
+    }
+    if (phase == "Running") {
+      start.state = CoordinatorStart::State::running;
+      return start;
+    }
+    start.message = phase.empty() ? "Pending" : phase;
+    if (Clock::now() >= deadline) return start;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
 }
 
 }  // namespace chorus::kube

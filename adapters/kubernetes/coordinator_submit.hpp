@@ -10,9 +10,10 @@
 //   not create SubjectAccessReviews the check is skipped (the coordinator's own 403 explains).
 // - create_coordinator: ConfigMap, then Pod, then the ConfigMap's ownerReference to the Pod. A
 //   failure deletes what was created (best effort), so a refused submission leaves nothing. A
-//   name already taken (the random suffix met an earlier one: 1 in 36^5) is the server's 409.
+//   name already taken (the random suffix met an earlier one: 1 in 27^5) is the server's 409.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,17 @@ struct CreatedCoordinator {
   std::string name, uid;
 };
 Result<CreatedCoordinator> create_coordinator(KubeClient& client, const CoordinatorPod& pod);
+
+// How the coordinator Pod started, polled (one GET every 0.5 s) for up to `timeout`: the
+// kubelet's verdict on its image and volumes comes within seconds, and a submission whose image
+// can never be pulled is better refused at once than left Pending.
+struct CoordinatorStart {
+  enum class State { running, succeeded, failed, pending } state = State::pending;
+  std::string node;     // spec.nodeName once scheduled
+  int exit_code = 0;    // failed: the container's exit code (125: the image or config)
+  std::string message;  // failed: Kubernetes' reason (pod_outcome); pending: the phase
+};
+Result<CoordinatorStart> wait_for_start(KubeClient& client, const std::string& namespace_name,
+                                        const std::string& name, std::chrono::milliseconds timeout);
 
 }  // namespace chorus::kube

@@ -166,6 +166,9 @@ tasks:
   REQUIRE(r.out.rfind(prefix, 0) == 0);
   std::string pod = r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
   CHECK(pod.rfind("chorus-subdag-", 0) == 0);
+  // Submit waited for the Pod to start (its image and volumes were fine).
+  CHECK((r.out.find("(running on node chorus-k8s-n") != std::string::npos ||
+         r.out.find("(already finished;") != std::string::npos));
   CHECK(r.out.find("kubectl -n default logs -f " + pod) != std::string::npos);
   CHECK(r.out.find("chorus status --state " + dir.path() + "/.chorus") != std::string::npos);
 
@@ -253,6 +256,27 @@ tasks:
                       "get pods/log, list nodes") != std::string::npos);
   CHECK(submissions("pods") == 0);
   CHECK(submissions("configmaps") == 0);
+}
+
+TEST_CASE("K8s.Submit.AnImageThatCannotStartIsReportedAndDeleted") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  ShippedRbac rbac;
+  REQUIRE(rbac.token_ready());
+  SubmissionCleanup cleanup;
+  TempDir dir;
+  write_file(dir / "wf.yaml",
+             "name: noimage\ndefaults: {image: localhost/busybox:1.35}\ntasks:\n  - name: a\n"
+             "    command: \"true\"\n");
+  auto r = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc,
+                        "--image", "localhost/no-chorus:1", "--image-pull-policy", "Never"},
+                       dir.path());
+  INFO(r.out, r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cannot start: Kubernetes: ErrImageNeverPull for image localhost/no-chorus:1") !=
+        std::string::npos);
+  CHECK(r.err.find("scripts/chorus-image.sh") != std::string::npos);
+  CHECK(eventually([] { return submissions("pods") == 0 && submissions("configmaps") == 0; }, 60));
 }
 
 TEST_CASE("K8s.Submit.BadInputIsRefusedBeforeAnythingIsCreated") {
