@@ -294,6 +294,11 @@ int submit_kubernetes(const SubmitArgs& a) {
   std::vector<NodeInfo> nodes;
   for (const auto& n : *listed)
     if (n.usable()) nodes.push_back(n.info);
+  if (nodes.empty()) {
+    out.error("no node of " + config->server +
+              " can take Pods (not Ready, cordoned or tainted): nothing to run the workflow on");
+    return kExitError;
+  }
   auto graph = load_workflow_for_containers(a.file, nodes);
   if (!graph.ok()) {
     out.error(graph.status().message());
