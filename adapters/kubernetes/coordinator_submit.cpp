@@ -23,8 +23,8 @@ namespace {
 
 const char* kRbacHint =
     "deploy/k8s/rbac.yaml in the chorus sources has the ServiceAccount 'chorus' and exactly the "
-    "rights it needs (kubectl apply -n NS -f deploy/k8s/rbac.yaml, after setting its "
-    "`namespace:` fields to NS; docs/kubernetes.md)";
+    "rights it needs: set its `namespace:` fields to yours, then kubectl apply -f it; "
+    "docs/kubernetes.md";
 
 }  // namespace
 
