@@ -43,6 +43,10 @@ KubeClient::~KubeClient() {
 }
 
 void* KubeClient::new_configured_handle() const {
+  return configured_curl_handle(config_);
+}
+
+void* configured_curl_handle(const KubeConfig& config_) {
   global_init();
   CURL* h = curl_easy_init();
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);

@@ -67,6 +67,11 @@ class KubeClient {
   std::uint64_t requests_ = 0;
 };
 
+// A curl easy handle set up for this cluster (TLS, client certificate; not the token header,
+// which the caller adds) for streams that outlive one request (the watch, followed logs).
+// Freed with curl_easy_cleanup by the caller.
+void* configured_curl_handle(const KubeConfig& config);
+
 // The error for a non-2xx answer: the server's Status message, and for 401/403/404 what to do.
 Status http_error(const Response& r, const std::string& what, const KubeConfig& config);
 

@@ -41,6 +41,7 @@ PodLauncher::~PodLauncher() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   watch_.reset();
+  logs_.reset();
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
@@ -90,6 +91,7 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
     watch_ = std::make_unique<PodWatch>(options_.config, namespace_, selector_, wake_fd_,
                                         options_.give_up);
     watch_->start();
+    logs_ = std::make_unique<LogFollower>(options_.config, namespace_, wake_fd_);
   }
   LaunchHandle h = next_++;
   Attempt a;
@@ -217,33 +219,81 @@ void PodLauncher::adopt(LaunchHandle h, const std::string& pod, std::vector<Stat
   }
 }
 
+namespace {
+
+bool container_started(const nlohmann::json& pod) {
+  const auto status = pod.value("status", nlohmann::json::object());
+  for (const auto& c : status.value("containerStatuses", nlohmann::json::array())) {
+    const auto state = c.value("state", nlohmann::json::object());
+    if (state.contains("running") || state.contains("terminated")) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void PodLauncher::on_pod(LaunchHandle h, const std::string& type, const nlohmann::json& pod,
                          std::vector<StateUpdate>& out) {
   Attempt& a = attempts_.at(h);
   if (a.ending) return;
-  const std::string name = a.pod;
   auto o = pod_outcome(pod);
   if (!o && type == "DELETED") {
-    finish(h, UpdateKind::lost, 0, "its Pod " + name + " was deleted by someone else", out);
+    finish(h, UpdateKind::lost, 0, "its Pod " + a.pod + " was deleted by someone else", out);
     return;
   }
-  if (!o) return;
+  if (!o) {
+    if (a.follows == 0 && !a.stdout_path.empty() && container_started(pod)) {
+      logs_->follow(a.pod, a.stdout_path);
+      a.follows = 1;
+      a.following = true;
+    }
+    return;
+  }
   a.ending = true;
+  if (a.following) {
+    a.outcome = *o;  // reported when its stream ends: the container's end closes it
+    return;
+  }
+  report(h, *o, out);
+}
+
+void PodLauncher::on_log_ended(const EndedLog& e, std::vector<StateUpdate>& out) {
+  auto p = by_pod_.find(e.pod);
+  if (p == by_pod_.end()) return;  // cancelled, timed out or lost meanwhile
+  LaunchHandle h = p->second;
+  Attempt& a = attempts_.at(h);
+  a.following = false;
+  a.log_complete = e.complete;
+  if (a.outcome) {
+    PodOutcome o = *a.outcome;
+    report(h, o, out);
+  } else if (!e.complete && a.follows < 3) {
+    logs_->follow(a.pod, a.stdout_path);  // the connection dropped while the task runs
+    ++a.follows;
+    a.following = true;
+  }
+}
+
+void PodLauncher::report(LaunchHandle h, const PodOutcome& o, std::vector<StateUpdate>& out) {
+  Attempt& a = attempts_.at(h);
+  if (a.log_complete) {
+    finish(h, o.kind, o.exit_code, o.message, out);
+    return;
+  }
   // The log, then the final update: both from the worker, so the coordinator reads the task's
   // output file only once it is complete.
-  std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + name + "/log";
+  std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + a.pod + "/log";
   std::string file = a.stdout_path;
-  PodOutcome outcome = *o;
-  post([this, h, path, file, outcome](KubeClient& c) {
+  post([this, h, path, file, o](KubeClient& c) {
     auto r = c.raw("GET", path);
     if (!file.empty()) {
       std::ofstream f(file, std::ios::binary | std::ios::trunc);
       if (r && r->code == 200) f << r->body;
     }
     StateUpdate u;
-    u.kind = outcome.kind;
-    u.exit_code = outcome.exit_code;
-    u.message = outcome.message;
+    u.kind = o.kind;
+    u.exit_code = o.exit_code;
+    u.message = o.message;
     {
       std::lock_guard lock(mu_);
       done_.push_back({h, std::move(u), {}});
@@ -287,6 +337,9 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
         unclaimed_[name] = std::move(e.pod);
       }
     }
+    std::vector<EndedLog> ended;
+    logs_->take_ended(ended);
+    for (const auto& e : ended) on_log_ended(e, out);
     if (std::string why = watch_->failed(); !why.empty()) {
       std::vector<LaunchHandle> all;
       for (const auto& [h, a] : attempts_)
@@ -337,7 +390,8 @@ std::optional<TimePoint> PodLauncher::next_deadline() const {
 }
 
 std::uint64_t PodLauncher::requests() const {
-  return worker_requests_.load() + (watch_ ? watch_->requests() : 0);
+  return worker_requests_.load() + (watch_ ? watch_->requests() : 0) +
+         (logs_ ? logs_->requests() : 0);
 }
 
 Status PodLauncher::shutdown(std::chrono::seconds wait) {

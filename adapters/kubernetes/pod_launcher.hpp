@@ -1,7 +1,7 @@
 // PodLauncher: every task attempt a Pod (pod_spec.hpp), created through the API; status from ONE
 // watch of the run's Pods (pod_watch.hpp); the Pod's log fetched into the task's stdout file
-// when it ends. Requests per task: the create and the log fetch; the run's Pods are deleted by
-// ONE collection DELETE at shutdown().
+// while it runs (log_follower.hpp). Requests per task: the create and the log stream; the run's
+// Pods are deleted by ONE collection DELETE at shutdown().
 //
 // Contract (beyond Launcher's):
 // - Requests never run on the coordinator's thread: creates, deletes and log fetches go to a
@@ -32,6 +32,7 @@
 #include <unordered_map>
 
 #include "adapters/kubernetes/kube_client.hpp"
+#include "adapters/kubernetes/log_follower.hpp"
 #include "adapters/kubernetes/pod_spec.hpp"
 #include "adapters/kubernetes/pod_watch.hpp"
 #include "adapters/launcher.hpp"
@@ -76,6 +77,12 @@ class PodLauncher final : public Launcher {
     std::optional<TimePoint> deadline;
     Duration grace{0};
     bool ending = false;  // final state seen, log being fetched
+    // The log followed live (log_follower.hpp) since the container started; the final update
+    // waits for the stream's end, and only an incomplete stream costs a fetch at the end.
+    int follows = 0;  // streams started (one, again after a drop while it runs)
+    bool following = false;
+    bool log_complete = false;
+    std::optional<PodOutcome> outcome;  // seen before the stream ended
   };
   struct Done {
     LaunchHandle handle = 0;
@@ -94,6 +101,9 @@ class PodLauncher final : public Launcher {
   void on_pod(LaunchHandle h, const std::string& type, const nlohmann::json& pod,
               std::vector<StateUpdate>& out);
   void adopt(LaunchHandle h, const std::string& pod, std::vector<StateUpdate>& out);
+  void on_log_ended(const EndedLog& e, std::vector<StateUpdate>& out);
+  // The final update: now when the followed log is complete, else after fetching it.
+  void report(LaunchHandle h, const PodOutcome& o, std::vector<StateUpdate>& out);
   // Worker thread: the run's Pods from an earlier session, listed once before the first create.
   void list_previous(KubeClient& c);
   std::string take_adoptable(const Adoption& a);
@@ -105,6 +115,7 @@ class PodLauncher final : public Launcher {
   std::string token_;     // the chorus.token label ("" for a caller that gives none)
   std::string selector_;  // the run's Pods, URL-encoded: by token when there is one
   std::unique_ptr<PodWatch> watch_;
+  std::unique_ptr<LogFollower> logs_;
   std::unordered_map<LaunchHandle, Attempt> attempts_;
   std::unordered_map<std::string, LaunchHandle> by_pod_;
   // The latest state of Pods of the run no attempt follows (yet): an earlier session's, until
