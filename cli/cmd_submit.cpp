@@ -380,8 +380,10 @@ int submit_kubernetes(const SubmitArgs& a) {
   using State = kube::CoordinatorStart::State;
   if (start.state == State::failed) {
     if (start.exit_code == 125) {
-      // Never ran (its image or a volume): nothing to keep, and the ConfigMap goes with it.
-      (void)client.raw("DELETE", "/api/v1/namespaces/" + ns + "/pods/" + name);
+      // Never ran (its image or a volume): nothing to keep, no grace to give (its 35 s would
+      // keep it listed), and the ConfigMap goes with it.
+      (void)client.raw("DELETE",
+                       "/api/v1/namespaces/" + ns + "/pods/" + name + "?gracePeriodSeconds=1");
       out.error("the coordinator Pod " + name + " cannot start: " + start.message +
                 "; it was deleted. Pass --image with an image that has chorus in it "
                 "(scripts/chorus-image.sh builds one; docs/kubernetes.md)");

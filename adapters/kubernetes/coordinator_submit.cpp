@@ -130,7 +130,7 @@ Result<CreatedCoordinator> create_coordinator(KubeClient& client, const Coordina
                    client.config());
   if (!s.ok()) {
     // Without its owner the ConfigMap would outlive the Pod: undo the submission.
-    (void)client.raw("DELETE", ns_path + "/pods/" + out.name);
+    (void)client.raw("DELETE", ns_path + "/pods/" + out.name + "?gracePeriodSeconds=1");
     forget_configmap();
     return s;
   }
