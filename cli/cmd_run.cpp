@@ -23,6 +23,7 @@ struct RunArgs : CommonRunArgs {
   double replay_scale = 0;  // > 0: replace each command by a sleep of estimate x scale
   std::string backend;      // "local" (default) or "kubernetes"
   std::string kubeconfig, context, namespace_name;
+  std::string api_give_up = "60s";
 };
 
 // --backend kubernetes: the cluster is asked for its nodes before the workflow is judged, so a
@@ -33,6 +34,11 @@ Result<std::unique_ptr<ExecutionBackend>> start_kubernetes(const RunArgs& a, Dur
   ko.context = a.context;
   ko.namespace_name = a.namespace_name;
   ko.kill_grace = grace;
+  auto give_up = parse_duration(a.api_give_up);
+  if (!give_up.ok() || *give_up < std::chrono::seconds(1))
+    return invalid_argument("--api-give-up: " + (give_up.ok() ? std::string("must be at least 1s")
+                                                              : give_up.status().message()));
+  ko.api_give_up = std::chrono::duration_cast<std::chrono::seconds>(*give_up);
   auto backend = make_kubernetes_backend(std::move(ko));
   CancelToken cancel;
   if (Status s = backend->start({&cancel, resolve_state_dir(a.state_dir)}); !s.ok()) return s;
@@ -155,6 +161,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--context", a->context, "With --backend kubernetes: the kubeconfig context");
   cmd->add_option("--namespace", a->namespace_name,
                   "With --backend kubernetes: the namespace of the Pods (default: the context's)");
+  cmd->add_option("--api-give-up", a->api_give_up,
+                  "With --backend kubernetes: how long the API server may not answer before the "
+                  "tasks in flight fail (the journal keeps what finished; --resume continues)")
+      ->default_str("60s");
   cmd->add_option("--replay-scale", a->replay_scale,
                   "Replay mode: each task sleeps its recorded estimate times this factor "
                   "(for imported traces, e.g. 0.001)");

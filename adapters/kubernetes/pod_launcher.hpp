@@ -66,6 +66,9 @@ class PodLauncher final : public Launcher {
   Status shutdown(std::chrono::seconds wait = std::chrono::seconds(10));
   // HTTP requests sent so far (worker + watch), for the benchmark.
   std::uint64_t requests() const;
+  // Of those, the watch's (its LISTs and WATCH streams) and the log streams' (and fetches).
+  std::uint64_t watch_requests() const { return watch_ ? watch_->requests() : 0; }
+  std::uint64_t log_requests() const { return logs_ ? logs_->requests() : 0; }
   const std::string& run_label() const { return run_; }
 
  private:

@@ -7,6 +7,14 @@ as the API server itself counts them (apiserver_request_total from /metrics, eve
 resource, our watch included) and, for chorus, the coordinator's CPU per task.
 
     bench/k8s/run.py --build build --n 200 --repeats 3 [--out bench/results/k8s]
+
+A repeat of the three at N=200 takes about 15 minutes here; to keep each hold of the cluster lock
+short, run one repeat per cluster start and gather them in one file with --append:
+
+    for r in 1 2 3; do flock /tmp/chorus-k8s.lock bash -c 'tests/k8s/cluster.sh start &&
+      bench/k8s/run.py --n 200 --repeats 1 --append bench/results/k8s/run_DATE_n200.json;
+      rc=$?; tests/k8s/cluster.sh stop; exit $rc'; done
+    bench/k8s/run.py --summarize bench/results/k8s/run_DATE_n200.json   # the table, no cluster
 """
 import argparse, json, os, re, resource, ssl, subprocess, sys, tempfile, time, urllib.request
 
@@ -22,8 +30,13 @@ def kubeconfig_field(name):
     raise SystemExit(f"no {name} in {K8S_DIR}/kubeconfig: start the cluster (tests/k8s/cluster.sh start)")
 
 
-SERVER, TOKEN = kubeconfig_field("server"), kubeconfig_field("token")
-CTX = ssl.create_default_context(cafile=os.path.join(K8S_DIR, "pki", "ca.crt"))
+SERVER = TOKEN = CTX = None
+
+
+def connect():
+    global SERVER, TOKEN, CTX
+    SERVER, TOKEN = kubeconfig_field("server"), kubeconfig_field("token")
+    CTX = ssl.create_default_context(cafile=os.path.join(K8S_DIR, "pki", "ca.crt"))
 
 
 def api(method, path, body=None):
@@ -62,8 +75,10 @@ def delete_all(selector):
 
 def run_chorus(build, n, parallel_cores):
     d = tempfile.mkdtemp(prefix="k8s-bench-")
+    # A name of its own per run: Pods of the last run still terminating never meet this one's.
+    name = f"bench{int(time.time())}"
     with open(os.path.join(d, "wf.yaml"), "w") as f:
-        f.write(f"name: bench\ndefaults:\n  image: {IMAGE}\n  image_pull_policy: Never\n"
+        f.write(f"name: {name}\ndefaults:\n  image: {IMAGE}\n  image_pull_policy: Never\n"
                 f"tasks:\n  - name: t\n    command: \"true\"\n    cores: 1\n    foreach: {{i: \"range(0, {n})\"}}\n")
     cmd = [os.path.join(build, "bin", "chorus"), "run", "wf.yaml", "--backend", "kubernetes",
            "--kubeconfig", os.path.join(K8S_DIR, "kubeconfig")]
@@ -77,8 +92,10 @@ def run_chorus(build, n, parallel_cores):
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     m = re.search(r"(\d+) succeeded", err)
     ok = int(m.group(1)) if m else 0
-    own = json.load(open(stats))["requests"]  # start's checks, creates, logs, watch, DELETE
-    return {"wall_s": wall, "succeeded": ok, "exit": p.returncode, "own_requests": own, "cpu_s": ru.ru_utime + ru.ru_stime - ru0.ru_utime - ru0.ru_stime, "tail": err[-300:]}
+    st = json.load(open(stats))  # requests = start (discovery, nodes) + watch + worker
+    return {"wall_s": wall, "succeeded": ok, "exit": p.returncode, "own_requests": st["requests"],
+            "own_split": {k: v for k, v in st.items() if k != "requests"},
+            "cpu_s": ru.ru_utime + ru.ru_stime - ru0.ru_utime - ru0.ru_stime, "tail": err[-300:]}
 
 
 def pod_manifest(name, label):
@@ -140,18 +157,69 @@ def run_job(n, parallelism):
     return {"wall_s": wall, "succeeded": ok, "own_requests": own + 1}
 
 
+def summarize(doc):
+    rows, n = doc["rows"], doc["n"]
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    reps = len({x["repeat"] for x in rows})
+    print(f"\nN={n}, {len(doc['nodes'])} nodes, {doc['parallel_cores']} cores, medians of {reps}:")
+    print("req/task: all the API server served during the run (kubelets and controllers too) per task;")
+    print("own/task: the requests of the client itself (chorus: counted by its launcher and watch)")
+    print("| way | wall s | tasks/s | done | req/task (server) | own/task | coordinator CPU |")
+    print("|---|---|---|---|---|---|---|")
+    names = {"chorus": "chorus", "direct": "direct POSTs", "job": "batch/v1 Job"}
+    for way in ("chorus", "direct", "job"):
+        rs = [x for x in rows if x["way"] == way]
+        if not rs:
+            continue
+        cpu = f"{med([x['cpu_s'] for x in rs]) * 1000 / n:.1f} ms/task" if way == "chorus" else "-"
+        print(f"| {names[way]} | {med([x['wall_s'] for x in rs]):.1f} | {med([x['tasks_per_s'] for x in rs]):.2f} | "
+              f"{med([x['succeeded'] for x in rs])}/{n} | {med([x['requests_per_task'] for x in rs]):.2f} | "
+              f"{med([x['own_requests_per_task'] for x in rs]):.3f} | {cpu} |")
+    for x in rows:
+        if x["way"] == "chorus" and "own_split" in x:
+            sp = x["own_split"]
+            parts = " + ".join(f"{k} {v}" for k, v in sp.items())
+            print(f"chorus repeat {x['repeat']} ({x.get('commit', '?')}): {x['own_requests']} own requests"
+                  f" = {parts} (one create and one log request per task: {2 * n})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "k8s"))
+    ap.add_argument("--ways", default="chorus,direct,job", help="which of chorus,direct,job to run")
+    ap.add_argument("--append", help="add this invocation's repeats to the rows of this file")
+    ap.add_argument("--summarize", help="print the table of a results file and exit")
     a = ap.parse_args()
+    if a.summarize:
+        summarize(json.load(open(a.summarize)))
+        return
+    connect()
     nodes = [x["metadata"]["name"] for x in json.loads(api("GET", "/api/v1/nodes"))["items"]]
     cores = sum(int(x["status"]["allocatable"]["cpu"]) for x in json.loads(api("GET", "/api/v1/nodes"))["items"])
     rows = []
-    for r in range(a.repeats):
-        for way in ("chorus", "direct", "job"):
+    if a.append and os.path.exists(a.append):
+        prev = json.load(open(a.append))
+        if prev["n"] != a.n:
+            raise SystemExit(f"{a.append} holds N={prev['n']}, not {a.n}")
+        rows = prev["rows"]
+    first = 1 + max([x["repeat"] for x in rows], default=-1)
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if a.append:
+        path = a.append
+    else:
+        os.makedirs(a.out, exist_ok=True)
+        path = os.path.join(a.out, f"run_{time.strftime('%Y-%m-%d')}_n{a.n}.json")
+    doc = {"n": a.n, "nodes": nodes, "parallel_cores": cores, "rows": rows}
+
+    def save():  # after every row: a repeat cut short keeps what it measured
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+
+    for r in range(first, first + a.repeats):
+        for way in a.ways.split(","):
             if way == "chorus":
                 res, reqs = metric_delta(lambda: run_chorus(a.build, a.n, cores))
             elif way == "direct":
@@ -160,24 +228,12 @@ def main():
                 res, reqs = metric_delta(lambda: run_job(a.n, cores))
             res.update(way=way, repeat=r, n=a.n, api_requests=reqs, requests_per_task=reqs / a.n,
                        own_requests_per_task=res["own_requests"] / a.n,
-                       tasks_per_s=res["succeeded"] / res["wall_s"])
+                       tasks_per_s=res["succeeded"] / res["wall_s"], commit=commit,
+                       at=time.strftime("%Y-%m-%d %H:%M:%S"))
             rows.append(res)
+            save()
             print(json.dumps({k: v for k, v in res.items() if k != "tail"}), flush=True)
-    os.makedirs(a.out, exist_ok=True)
-    stamp = time.strftime("%Y-%m-%d")
-    with open(os.path.join(a.out, f"run_{stamp}_n{a.n}.json"), "w") as f:
-        json.dump({"n": a.n, "nodes": nodes, "parallel_cores": cores, "rows": rows}, f, indent=1)
-    med = lambda xs: sorted(xs)[len(xs) // 2]
-    print(f"\nN={a.n}, {len(nodes)} nodes, {cores} cores, medians of {a.repeats}:")
-    print("req/task: all the API server served during the run (kubelets and controllers too) per task;")
-    print("own/task: the requests of the client itself (chorus: counted by its launcher and watch)")
-    print(f"{'way':8} {'wall s':>8} {'tasks/s':>8} {'done':>6} {'req/task':>9} {'own/task':>9} {'cpu ms/task':>12}")
-    for way in ("chorus", "direct", "job"):
-        rs = [x for x in rows if x["way"] == way]
-        cpu = f"{med([x['cpu_s'] for x in rs]) * 1000 / a.n:12.1f}" if way == "chorus" else f"{'-':>12}"
-        print(f"{way:8} {med([x['wall_s'] for x in rs]):8.1f} {med([x['tasks_per_s'] for x in rs]):8.2f} "
-              f"{med([x['succeeded'] for x in rs]):6d} {med([x['requests_per_task'] for x in rs]):9.2f} "
-              f"{med([x['own_requests_per_task'] for x in rs]):9.2f} {cpu}")
+    summarize(doc)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ class KubernetesBackend final : public ExecutionBackend {
     po.config = *config;
     po.namespace_name = ns;
     po.kill_grace = options_.kill_grace;
+    po.give_up = options_.api_give_up;
     pods_ = std::make_unique<kube::PodLauncher>(std::move(po));
     return {};
   }
@@ -60,8 +61,17 @@ class KubernetesBackend final : public ExecutionBackend {
     // cannot tell our requests from the kubelets'.
     if (const char* stats = std::getenv("CHORUS_K8S_STATS"); stats != nullptr && *stats != '\0') {
       if (std::FILE* f = std::fopen(stats, "w")) {
-        std::fprintf(f, "{\"requests\": %llu}\n",
-                     static_cast<unsigned long long>(start_requests_ + pods_->requests()));
+        // start: discovery, namespace, nodes; watch: its LISTs and WATCHes; logs: the follow
+        // streams and fetches; worker: creates, deletes, the adoption LIST, shutdown's DELETE
+        // and waits.
+        auto u = [](std::uint64_t n) { return static_cast<unsigned long long>(n); };
+        std::uint64_t watch = pods_->watch_requests(), logs = pods_->log_requests();
+        std::uint64_t all = pods_->requests();
+        std::fprintf(f,
+                     "{\"requests\": %llu, \"start\": %llu, \"watch\": %llu, \"logs\": %llu, "
+                     "\"worker\": %llu}\n",
+                     u(start_requests_ + all), u(start_requests_), u(watch), u(logs),
+                     u(all - watch - logs));
         std::fclose(f);
       }
     }

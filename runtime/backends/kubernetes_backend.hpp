@@ -8,6 +8,9 @@
 //   the launcher needs and the namespace exists, and lists the nodes; usable ones only (Ready,
 //   schedulable, no NoSchedule/NoExecute taint). Idempotent: a started backend returns ok.
 // - stop() deletes the run's Pods (one collection DELETE) and waits up to ten seconds.
+// - An API server that does not answer for `api_give_up` fails every task in flight with its
+//   address in the message (their Pods' fate is unknown); the journal keeps what finished,
+//   `--resume` continues once the server is back.
 #pragma once
 
 #include <memory>
@@ -23,6 +26,7 @@ struct KubernetesBackendOptions {
   std::string context;         // empty: the file's current context
   std::string namespace_name;  // empty: the context's (default "default")
   Duration kill_grace = std::chrono::seconds(5);
+  std::chrono::seconds api_give_up{60};
   int function_threads = 0;
 };
 

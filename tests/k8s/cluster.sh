@@ -413,8 +413,10 @@ cmd_start() {
   ensure_packages
   ensure_images_kit
   if any_running; then
-    if [[ $(conf_nodes) == "$nodes" ]] && running kube-apiserver; then
-      say "running with $nodes nodes: reusing it"
+    if [[ $(conf_nodes) == "$nodes" ]]; then
+      # What runs is kept (Pods, etcd data); a daemon that died (a test stopped the apiserver)
+      # is started again below: spawn skips the running ones.
+      say "running with $nodes nodes: reusing it, starting what is not running"
     else
       say "running with $(conf_nodes) nodes (or partly), $nodes wanted: restarting"
       cmd_stop

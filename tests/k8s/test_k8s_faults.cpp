@@ -1,0 +1,180 @@
+// Faults on the REAL local cluster (tests/k8s/cluster.sh): a container over its memory limit
+// (OOMKilled), and the API server stopped mid-run (bounded failure, the journal keeps what
+// finished, --resume finishes the rest once the server is back). ErrImageNeverPull is in
+// test_k8s_run.cpp's sweep.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "support/k8s_cluster.hpp"
+#include "support/process.hpp"
+
+using namespace chorus::test;
+
+namespace {
+
+const char* kDefaults = R"(defaults:
+  image: localhost/busybox:1.35
+  image_pull_policy: Never
+)";
+
+ProcessResult run_k8s(const TempDir& dir, const std::string& kubeconfig,
+                      std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {chorus_bin(), "run",          "wf.yaml", "--backend",
+                                   "kubernetes", "--kubeconfig", kubeconfig};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_process(argv, dir.path());
+}
+
+std::size_t pods_of_run(const std::string& run) {
+  auto j = nlohmann::json::parse(
+      k8s_get("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3D" + run), nullptr, false);
+  return j.is_object() && j.contains("items") ? j["items"].size() : 999;
+}
+
+// task name -> its row of `chorus status --json --tasks` (state, detail, attempt, exit_code).
+using Rows = std::map<std::string, nlohmann::json>;
+Rows task_rows(const TempDir& dir) {
+  Rows rows;
+  auto r = run_chorus({"status", "--json", "--tasks"}, dir.path());
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  if (j.is_object() && j.contains("tasks"))
+    for (const auto& t : j["tasks"]) rows[t.value("task", "")] = t;
+  return rows;
+}
+
+std::string state_of(const Rows& rows, const std::string& task, const char* field = "state") {
+  auto it = rows.find(task);
+  return it == rows.end() ? "(no row)" : it->second.value(field, "");
+}
+
+std::size_t count_lines(const std::string& path, const std::string& line) {
+  std::size_t n = 0;
+  for (const auto& l : read_lines(path)) n += l == line ? 1 : 0;
+  return n;
+}
+
+bool apiserver_answers() {
+  return k8s_get("/readyz") == "ok";
+}
+
+// Whatever happens in the case, the apiserver it stopped is running again at its end, so the
+// later cases (and the fixture's stop) find a whole cluster.
+struct ApiServerBack {
+  ~ApiServerBack() {
+    if (!apiserver_answers()) run_process({source_dir() + "/tests/k8s/cluster.sh", "start"}, "/");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("K8s.OverTheMemoryLimitIsOomKilledAndTheOthersRunOn") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  TempDir dir;
+  // 200 MB in a shell variable against a 32 MiB limit: the cgroup's OOM killer ends it.
+  write_file(dir / "wf.yaml", std::string("name: oom\n") + kDefaults + R"(tasks:
+  - name: hog
+    memory: 32M
+    command: x=$(head -c 200000000 /dev/zero | tr '\0' a); echo held it
+  - name: fine
+    foreach: {i: [1, 2]}
+    memory: 32M
+    command: echo fine {i}
+  - name: after
+    after: [fine]
+    command: echo after
+)");
+  auto r = run_k8s(dir, kc);
+  INFO(r.out, r.err);
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("4 tasks: 3 succeeded, 1 failed") != std::string::npos);
+  CHECK(r.err.find("task 'hog' failed (attempt 1): OOMKilled (exit code 137)") !=
+        std::string::npos);
+  auto rows = task_rows(dir);
+  REQUIRE(state_of(rows, "hog") == "failed");
+  CHECK(state_of(rows, "hog", "detail").find("OOMKilled") != std::string::npos);
+  CHECK(rows["hog"].value("exit_code", 0) == 137);  // REQUIREd above: the row exists
+  for (const char* t : {"fine[i=1]", "fine[i=2]", "after"})
+    CHECK_MESSAGE(state_of(rows, t) == "succeeded", t);
+  auto log = run_process({chorus_bin(), "logs", "oom-1", "fine[i=2]"}, dir.path());
+  CHECK(log.out == "fine 2\n");
+  CHECK(eventually([] { return pods_of_run("oom-1") == 0; }, 30));
+}
+
+TEST_CASE("K8s.ApiServerStoppedMidRunFailsBoundedKeepsTheFinishedAndResumeFinishesTheRest") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  ApiServerBack back;
+  TempDir dir;
+  // Every task appends its name to runs.log in the run's directory (a hostPath in each Pod), so
+  // the file counts how often each ran, across both coordinators.
+  write_file(dir / "wf.yaml", std::string("name: apidown\n") + kDefaults + R"(tasks:
+  - name: quick
+    foreach: {i: [1, 2]}
+    command: echo quick-{i} >> runs.log
+  - name: long
+    foreach: {i: [1, 2]}
+    command: echo long-{i} >> runs.log; sleep 20
+  - name: last
+    after: [long]
+    command: echo last >> runs.log
+)");
+  pid_t pid = start_process({chorus_bin(), "run", "wf.yaml", "--backend", "kubernetes",
+                             "--kubeconfig", kc, "--grace", "1s", "--api-give-up", "10s"},
+                            dir.path());
+  // The quick ones finished (journaled) while the long ones run.
+  bool mid_run = eventually(
+      [&] {
+        auto rows = task_rows(dir);
+        return state_of(rows, "quick[i=1]") == "succeeded" &&
+               state_of(rows, "quick[i=2]") == "succeeded" &&
+               count_lines(dir / "runs.log", "long-1") == 1 &&
+               count_lines(dir / "runs.log", "long-2") == 1;
+      },
+      90);
+  REQUIRE_MESSAGE(mid_run, read_file(dir / "bg.err"));
+  std::string pid_file = k8s_dir() + "/run/kube-apiserver.pid";
+  pid_t apiserver = static_cast<pid_t>(std::stol(read_file(pid_file)));
+  REQUIRE(::kill(apiserver, SIGKILL) == 0);
+
+  // Bounded: --api-give-up 10s, then the run ends. The 120 s here only keeps a hang from
+  // hanging the suite; a process still alive then is the failure.
+  bool ended = eventually([&] { return !process_alive(pid); }, 120);
+  if (!ended) ::kill(-pid, SIGKILL);
+  int rc = wait_process(pid);
+  std::string err = read_file(dir / "bg.err");
+  INFO(err);
+  REQUIRE(ended);
+  CHECK(rc != 0);
+  CHECK(err.find("the Kubernetes API server at https://127.0.0.1:") != std::string::npos);
+  CHECK(err.find("stopped answering") != std::string::npos);
+  auto rows = task_rows(dir);
+  CHECK(state_of(rows, "quick[i=1]") == "succeeded");
+  CHECK(state_of(rows, "quick[i=2]") == "succeeded");
+  CHECK(state_of(rows, "long[i=1]", "detail").find("stopped answering") != std::string::npos);
+  CHECK(state_of(rows, "last") != "succeeded");
+
+  // The server back (cluster.sh start starts what is not running), then --resume: the rest
+  // runs, nothing runs twice.
+  auto start = run_process({source_dir() + "/tests/k8s/cluster.sh", "start"}, "/");
+  INFO(start.err);
+  REQUIRE(start.exit_code == 0);
+  CHECK(start.err.find("reusing it") != std::string::npos);
+  auto resumed = run_k8s(dir, kc, {"--resume"});
+  INFO(resumed.out, resumed.err);
+  CHECK(resumed.exit_code == 0);
+  rows = task_rows(dir);
+  for (const char* t : {"quick[i=1]", "quick[i=2]", "long[i=1]", "long[i=2]", "last"})
+    CHECK_MESSAGE(state_of(rows, t) == "succeeded", t);
+  CHECK(count_lines(dir / "runs.log", "quick-1") == 1);
+  CHECK(count_lines(dir / "runs.log", "quick-2") == 1);
+  CHECK(count_lines(dir / "runs.log", "last") == 1);
+  // The long ones' Pods ran on while the server was away; the resume adopts them (still running
+  // or succeeded) instead of starting them again.
+  CHECK(count_lines(dir / "runs.log", "long-1") == 1);
+  CHECK(count_lines(dir / "runs.log", "long-2") == 1);
+  CHECK(eventually([] { return pods_of_run("apidown-1") == 0; }, 30));
+}
