@@ -3,6 +3,10 @@
 // record the submission in <state>/submissions.json (a small file of its own: the SQLite journal
 // belongs to runtime/store and holds runs, not batch jobs).
 //
+// chorus submit --kubernetes [--image I] [--service-account SA] [--workdir DIR] FILE: run the
+// coordinator itself as a Pod (adapters/kubernetes/coordinator_pod.hpp), the workflow in a
+// ConfigMap owned by it; print how to follow it. The Pod is the record (label chorus.submission).
+//
 // submissions.json: {"submissions": [{"job_id": 12, "workflow": "/abs/wf.yaml",
 //   "submitted_at": "2026-11-30T08:45:12Z", "unix_time": 1795..., "nodes": 4, "partition": "debug",
 //   "job_name": "wf", "output": "/abs/slurm-%j.out"}, ...]} — read by `chorus slurm-status`.
@@ -18,9 +22,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
+#include "adapters/kubernetes/coordinator_pod.hpp"
+#include "adapters/kubernetes/coordinator_submit.hpp"
+#include "adapters/kubernetes/kube_cluster.hpp"
 #include "adapters/slurm/slurm_client.hpp"
+#include "api/chorus.hpp"
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
 #include "cli/exit_status.hpp"
@@ -41,6 +50,15 @@ struct SubmitArgs {
   std::string output;
   std::string state_dir;
   bool parsable = false;
+  // --kubernetes
+  bool kubernetes = false;
+  std::string kubeconfig, context, namespace_name;
+  std::string image, image_pull_policy;
+  std::string service_account = "chorus";
+  std::string workdir;
+  std::string grace = "5s";
+  int wait_start = 30;
+  std::vector<std::string> slurm_only;  // Slurm options given, refused with --kubernetes
 };
 
 // 'text' for a POSIX shell, whatever it holds.
@@ -120,10 +138,17 @@ Status record_submission(const std::string& state_dir, const nlohmann::json& rec
   return result;
 }
 
+int submit_kubernetes(const SubmitArgs& a);
+
 int submit_command(const SubmitArgs& a) {
   const Output out = Output::for_command(false);
+  if (a.slurm && a.kubernetes) {
+    out.error("chorus submit takes one target: --slurm or --kubernetes");
+    return kExitBadInput;
+  }
+  if (a.kubernetes) return submit_kubernetes(a);
   if (!a.slurm) {
-    out.error("chorus submit needs a target: --slurm (the only one so far)");
+    out.error("chorus submit needs a target: --slurm or --kubernetes");
     return kExitBadInput;
   }
   if (a.nodes < 1) {
@@ -206,8 +231,201 @@ int submit_command(const SubmitArgs& a) {
   return kExitOk;
 }
 
+// Five characters as Kubernetes' generateName picks them (no vowels: no words by accident).
+std::string random_suffix() {
+  static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  std::random_device rd;
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof alphabet - 2);
+  std::string s;
+  for (int i = 0; i < 5; ++i) s.push_back(alphabet[pick(rd)]);
+  return s;
+}
+
+int exit_for(const Status& s) {
+  return s.code() == ErrorCode::invalid_argument || s.code() == ErrorCode::not_found ||
+                 s.code() == ErrorCode::unsatisfiable
+             ? kExitBadInput
+             : kExitError;
+}
+
+// The same checks `chorus run --backend kubernetes` makes before it starts (the cluster serves
+// what the backend needs, the namespace exists, the workflow fits its nodes and names images),
+// then the service account, then the ConfigMap and the Pod. Nothing is created unless every
+// check passed.
+int submit_kubernetes(const SubmitArgs& a) {
+  const Output out = Output::for_command(false);
+  if (!a.slurm_only.empty()) {
+    std::string given;
+    for (const auto& o : a.slurm_only) given += (given.empty() ? "" : ", ") + o;
+    out.error(given + (a.slurm_only.size() == 1 ? " is" : " are") +
+              " for --slurm: a Kubernetes coordinator takes its nodes from the cluster");
+    return kExitBadInput;
+  }
+  std::int64_t deadline_seconds = 0;
+  if (!a.time_limit.empty()) {
+    auto minutes = parse_slurm_time_limit(a.time_limit);
+    if (!minutes.ok()) {
+      out.error("-t/--time: " + minutes.status().message());
+      return kExitBadInput;
+    }
+    deadline_seconds = static_cast<std::int64_t>(*minutes) * 60;
+  }
+  auto grace = parse_duration(a.grace);
+  if (!grace.ok()) {
+    out.error("--grace: " + grace.status().message());
+    return kExitBadInput;
+  }
+  auto config = kube::resolve_kube_config(a.kubeconfig, a.context);
+  if (!config) {
+    out.error(config.status().message());
+    return exit_for(config.status());
+  }
+  const std::string ns = a.namespace_name.empty() ? config->namespace_name : a.namespace_name;
+  kube::KubeClient client(*config);
+  if (Status s = kube::check_cluster(client, ns); !s.ok()) {
+    out.error(s.message());
+    return exit_for(s);
+  }
+  auto listed = kube::list_nodes(client);
+  if (!listed) {
+    out.error(listed.status().message());
+    return exit_for(listed.status());
+  }
+  std::vector<NodeInfo> nodes;
+  for (const auto& n : *listed)
+    if (n.usable()) nodes.push_back(n.info);
+  if (nodes.empty()) {
+    out.error("no node of " + config->server +
+              " can take Pods (not Ready, cordoned or tainted): nothing to run the workflow on");
+    return kExitError;
+  }
+  auto graph = load_workflow_for_containers(a.file, nodes);
+  if (!graph.ok()) {
+    out.error(graph.status().message());
+    return kExitBadInput;
+  }
+  std::string text;
+  {
+    std::ifstream in(a.file, std::ios::binary);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    text = buf.str();
+    if (!in && !in.eof()) {
+      out.error("cannot read " + a.file + ": " + std::strerror(errno));
+      return kExitError;
+    }
+  }
+  // A ConfigMap holds at most 1 MiB (etcd's object limit), metadata included.
+  if (text.size() > 1000 * 1000) {
+    out.error(a.file + " is " + std::to_string(text.size()) +
+              " bytes: a workflow submitted to Kubernetes travels in a ConfigMap, at most 1 MB");
+    return kExitBadInput;
+  }
+  if (Status s = kube::check_service_account(client, ns, a.service_account); !s.ok()) {
+    out.error(s.message());
+    return exit_for(s);
+  }
+  if (Status s = kube::check_service_account_rights(client, ns, a.service_account); !s.ok()) {
+    out.error(s.message());
+    return exit_for(s);
+  }
+
+  std::error_code ec;
+  kube::CoordinatorPod pod;
+  pod.name =
+      kube::coordinator_pod_name(a.job_name.empty() ? graph->name : a.job_name, random_suffix());
+  pod.namespace_name = ns;
+  pod.image = a.image.empty() ? std::string("localhost/chorus:") + version() : a.image;
+  pod.image_pull_policy = a.image_pull_policy;
+  pod.service_account = a.service_account;
+  std::string file_name = std::filesystem::path(a.file).filename().string();
+  pod.workflow_key = kube::workflow_key(file_name);
+  pod.workflow_text = std::move(text);
+  pod.workflow_source = std::filesystem::absolute(a.file, ec).lexically_normal().string();
+  pod.workdir = std::filesystem::absolute(a.workdir.empty() ? "." : a.workdir, ec)
+                    .lexically_normal()
+                    .string();
+  while (pod.workdir.size() > 1 && pod.workdir.back() == '/') pod.workdir.pop_back();
+  pod.state_dir = a.state_dir.empty() ? pod.workdir + "/.chorus" : resolve_state_dir(a.state_dir);
+  pod.api = kube::loopback_api_server(config->server);
+  pod.deadline_seconds = deadline_seconds;
+  pod.grace = a.grace;
+  // The coordinator's Ctrl-C path: SIGTERM, its tasks' kill grace, then up to 10 s for its
+  // collection DELETE of the task Pods (KubernetesBackend::stop), with room to spare.
+  pod.termination_grace_seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(*grace).count() + 30;
+
+  if (pod.api) {
+    // No kube-proxy is needed to reach a loopback API server, and none would help: the Service's
+    // ClusterIP would forward to 127.0.0.1 inside the Pod's own network namespace.
+    out.note("the API server " + config->server +
+             " is on a loopback address: the coordinator Pod uses its node's network "
+             "(hostNetwork) and reaches it at that address");
+  }
+  auto created = kube::create_coordinator(client, pod);
+  if (!created) {
+    out.error(created.status().message());
+    return exit_for(created.status());
+  }
+  const std::string& name = created->name;
+  kube::CoordinatorStart start;
+  if (a.wait_start > 0) {
+    auto started = kube::wait_for_start(client, ns, name, std::chrono::seconds(a.wait_start));
+    if (!started) {
+      out.error("coordinator Pod " + name + " was created, but: " + started.status().message());
+      return kExitError;
+    }
+    start = *started;
+  }
+  using State = kube::CoordinatorStart::State;
+  if (start.state == State::failed) {
+    if (start.exit_code == 125) {
+      // Never ran (its image or a volume): nothing to keep, no grace to give (its 35 s would
+      // keep it listed), and the ConfigMap goes with it.
+      (void)client.raw("DELETE",
+                       "/api/v1/namespaces/" + ns + "/pods/" + name + "?gracePeriodSeconds=1");
+      out.error("the coordinator Pod " + name + " cannot start: " + start.message +
+                "; it was deleted. Pass --image with an image that has chorus in it "
+                "(scripts/chorus-image.sh builds one; docs/kubernetes.md)");
+      return kExitBadInput;
+    }
+    auto log =
+        client.raw("GET", "/api/v1/namespaces/" + ns + "/pods/" + name + "/log?tailLines=20");
+    out.error("the coordinator Pod " + name + " ended at once: " + start.message +
+              (log && log->code == 200 && !log->body.empty() ? "; its log ends with:\n" + log->body
+                                                             : std::string{}));
+    return kExitError;
+  }
+  if (a.parsable) {
+    std::printf("%s\n", name.c_str());
+    std::fflush(stdout);
+    return kExitOk;
+  }
+  std::string how = start.state == State::running     ? "running on node " + start.node
+                    : start.state == State::succeeded ? "already finished"
+                    : a.wait_start > 0
+                        ? "still " + start.message + " after " + std::to_string(a.wait_start) + " s"
+                        : "not waited for";
+  std::printf(
+      "Submitted coordinator Pod %s in namespace %s (%s; image %s, service account %s)\n"
+      "  workflow: %s (ConfigMap %s, deleted with the Pod)\n"
+      "  working directory: %s, journal: %s (hostPath volumes on its node)\n"
+      "Follow it:\n"
+      "  kubectl -n %s logs -f %s\n"
+      "  chorus status --state %s     (where the nodes' %s is visible)\n"
+      "  chorus list --state %s\n"
+      "Stop it: kubectl -n %s delete pod %s (the coordinator deletes its task Pods first)\n",
+      name.c_str(), ns.c_str(), how.c_str(), pod.image.c_str(), pod.service_account.c_str(),
+      pod.workflow_source.c_str(), name.c_str(), pod.workdir.c_str(), pod.state_dir.c_str(),
+      ns.c_str(), name.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(),
+      ns.c_str(), name.c_str());
+  std::fflush(stdout);
+  return kExitOk;
+}
+
 void add_submit_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("submit", "Submit a workflow as a batch job (Slurm)");
+  auto* cmd = app.add_subcommand(
+      "submit", "Submit a workflow as a batch job (Slurm) or a coordinator Pod (Kubernetes)");
   auto a = std::make_shared<SubmitArgs>();
   cmd->add_option("file", a->file, "The workflow file (YAML)")->required();
   cmd->add_flag("--slurm", a->slurm, "Submit to Slurm through libslurm (SLURM_CONF is honoured)");
@@ -219,9 +437,40 @@ void add_submit_command(CLI::App& app) {
   cmd->add_option("-o,--output", a->output,
                   "The job's output file (%j is the job id; default: slurm-%j.out here)");
   cmd->add_option("--state", a->state_dir,
-                  "State folder for the run and submissions.json (default: .chorus here)");
-  cmd->add_flag("--parsable", a->parsable, "Print only the job id");
-  cmd->callback([a] {
+                  "State folder for the run and submissions.json (default: .chorus here; with "
+                  "--kubernetes: the coordinator's journal on the nodes, default WORKDIR/.chorus)");
+  cmd->add_flag("--parsable", a->parsable, "Print only the job id (the Pod's name)");
+  cmd->add_flag("--kubernetes", a->kubernetes,
+                "Run the coordinator as a Pod on a Kubernetes cluster, its tasks as Pods");
+  cmd->add_option("--kubeconfig", a->kubeconfig,
+                  "With --kubernetes: the kubeconfig (default: $KUBECONFIG, ~/.kube/config)");
+  cmd->add_option("--context", a->context, "With --kubernetes: the kubeconfig context");
+  cmd->add_option("--namespace", a->namespace_name,
+                  "With --kubernetes: the namespace of every Pod (default: the context's)");
+  cmd->add_option("--image", a->image,
+                  std::string("With --kubernetes: the coordinator's image, with chorus in it "
+                              "(default: localhost/chorus:") +
+                      version() + ", scripts/chorus-image.sh)");
+  cmd->add_option("--image-pull-policy", a->image_pull_policy,
+                  "With --kubernetes: the coordinator image's pull policy (default: IfNotPresent)")
+      ->check(CLI::IsMember({"Always", "IfNotPresent", "Never"}));
+  cmd->add_option("--service-account", a->service_account,
+                  "With --kubernetes: the coordinator's service account (deploy/k8s/rbac.yaml)")
+      ->default_str("chorus");
+  cmd->add_option("--workdir", a->workdir,
+                  "With --kubernetes: the working directory on the nodes, a hostPath shared with "
+                  "the task Pods (default: this directory)");
+  cmd->add_option("--grace", a->grace,
+                  "With --kubernetes: the tasks' time between SIGTERM and SIGKILL on cancel")
+      ->default_str("5s");
+  cmd->add_option("--wait-start", a->wait_start,
+                  "With --kubernetes: seconds to wait for the coordinator Pod to start, so an "
+                  "image that cannot be pulled is reported (0: do not wait)")
+      ->default_str("30")
+      ->check(CLI::Range(0, 3600));
+  cmd->callback([a, cmd] {
+    for (const char* o : {"--nodes", "--partition", "--output"})
+      if (cmd->count(o) > 0) a->slurm_only.push_back(o);
     int code = submit_command(*a);
     if (code != 0) throw CLI::RuntimeError(code);
   });

@@ -9,6 +9,9 @@
 #                                        outside the state dir
 #   tests/k8s/cluster.sh status          daemons and node states; exit 1 when not running
 #   tests/k8s/cluster.sh env             prints `export KUBECONFIG=...` for clients (eval it)
+#   tests/k8s/cluster.sh import-image TAR NAME
+#                                        imports the OCI image layout TAR into every node's
+#                                        containerd as NAME:<its ref> (scripts/chorus-image.sh)
 #
 # Everything of ours lives under $CHORUS_K8S_DIR (default /tmp/chorus-k8s): pki, kubeconfigs,
 # etcd data, per-node containerd/kubelet dirs, logs, pid files. Own sockets and ports only: a
@@ -617,13 +620,32 @@ cmd_status() {
   done
 }
 
+# Under its full name from the start (LOCAL-K8S.md: a bare name tagged later stays cached by the
+# CRI as docker.io/library/...). Nodes are imported one by one; a failure names the node.
+cmd_import_image() {
+  local tar=${1:-} name=${2:-} n sock count=0
+  [[ -f $tar && -n $name ]] || die "usage: $0 import-image TAR NAME (e.g. localhost/chorus)"
+  running kube-apiserver || die "no cluster running under $DIR"
+  for n in "$DIR"/nodes/*/; do
+    [[ -d $n ]] || continue
+    sock=$n/containerd/containerd.sock
+    containerd_up "$sock" || die "the containerd of $(basename "$n") does not answer"
+    ctr -a "$sock" -n k8s.io images import --base-name "$name" "$tar" >/dev/null ||
+      die "importing $tar into $(basename "$n") failed"
+    count=$((count + 1))
+  done
+  ((count > 0)) || die "no node to import into"
+  say "imported $tar as $name into $count nodes"
+}
+
 case "${1:-}" in
   start) cmd_start "${2:-2}" ;;
+  import-image) cmd_import_image "${2:-}" "${3:-}" ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   env) echo "export KUBECONFIG=$DIR/kubeconfig" ;;
   *)
-    echo "usage: $0 start [NODES] | stop | status | env" >&2
+    echo "usage: $0 start [NODES] | stop | status | env | import-image TAR NAME" >&2
     exit 2
     ;;
 esac

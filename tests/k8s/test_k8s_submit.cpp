@@ -1,0 +1,328 @@
+// chorus submit --kubernetes against the REAL local cluster: the coordinator runs as a Pod of a
+// chorus image built from this build (scripts/chorus-image.sh) and imported into every node,
+// with the service account of deploy/k8s/rbac.yaml, and creates its task Pods itself.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "support/k8s_cluster.hpp"
+#include "support/process.hpp"
+#include "support/yaml_json.hpp"
+
+using namespace chorus::test;
+using nlohmann::json;
+
+namespace {
+
+struct ApiAnswer {
+  long code = 0;
+  json body;
+};
+
+// METHOD path [JSON body] with the admin token, through curl (the test's own view).
+ApiAnswer k8s_call(const std::string& method, const std::string& path, const json& body = {}) {
+  std::string token, server;
+  for (const auto& line : read_lines(k8s_dir() + "/kubeconfig")) {
+    if (auto at = line.find("token: "); at != std::string::npos) token = line.substr(at + 7);
+    if (auto at = line.find("server: "); at != std::string::npos) server = line.substr(at + 8);
+  }
+  std::vector<std::string> argv = {"curl",     "-sS",
+                                   "-X",       method,
+                                   "--cacert", k8s_dir() + "/pki/ca.crt",
+                                   "-H",       "Authorization: Bearer " + token,
+                                   "-w",       "\n%{http_code}"};
+  if (!body.is_null()) {
+    argv.insert(argv.end(), {"-H", "Content-Type: application/json", "-d", body.dump()});
+  }
+  argv.push_back(server + path);
+  auto r = run_process(argv, "/");
+  ApiAnswer a;
+  auto nl = r.out.rfind('\n');
+  if (nl == std::string::npos) return a;
+  a.code = std::atol(r.out.substr(nl + 1).c_str());
+  a.body = json::parse(r.out.substr(0, nl), nullptr, false);
+  return a;
+}
+
+std::string collection_path(const json& object) {
+  std::string kind = object.value("kind", "");
+  std::string ns = object["metadata"].value("namespace", "");
+  if (kind == "ServiceAccount") return "/api/v1/namespaces/" + ns + "/serviceaccounts";
+  std::string rbac = "/apis/rbac.authorization.k8s.io/v1/";
+  if (kind == "Role") return rbac + "namespaces/" + ns + "/roles";
+  if (kind == "RoleBinding") return rbac + "namespaces/" + ns + "/rolebindings";
+  if (kind == "ClusterRole") return rbac + "clusterroles";
+  if (kind == "ClusterRoleBinding") return rbac + "clusterrolebindings";
+  return "/unknown-kind/" + kind;
+}
+
+// The objects of deploy/k8s/rbac.yaml, created through the API as `kubectl apply` would, and
+// deleted again when the test ends (even when it fails).
+class ShippedRbac {
+ public:
+  ShippedRbac() : objects_(yaml_documents(source_dir() + "/deploy/k8s/rbac.yaml")) {
+    for (const auto& o : objects_) {
+      auto a = k8s_call("POST", collection_path(o), o);
+      INFO(o["kind"], " ", o["metadata"]["name"], ": ", a.body.dump());
+      CHECK((a.code == 201 || a.code == 409));
+    }
+  }
+  ~ShippedRbac() {
+    for (const auto& o : objects_)
+      (void)k8s_call("DELETE", collection_path(o) + "/" + o["metadata"].value("name", ""));
+  }
+  ShippedRbac(const ShippedRbac&) = delete;
+  ShippedRbac& operator=(const ShippedRbac&) = delete;
+
+  // Kubernetes 1.20's token controller gives a new account its token secret shortly after.
+  bool token_ready() const {
+    return eventually(
+        [] {
+          auto a = k8s_call("GET", "/api/v1/namespaces/default/serviceaccounts/chorus");
+          return a.code == 200 && a.body.contains("secrets") && !a.body["secrets"].empty();
+        },
+        30);
+  }
+
+ private:
+  std::vector<json> objects_;
+};
+
+// What `chorus submit` created, by its label: deleted when the test ends, whatever happened.
+struct SubmissionCleanup {
+  ~SubmissionCleanup() {
+    for (const char* kind : {"pods", "configmaps"})
+      (void)k8s_call("DELETE", std::string("/api/v1/namespaces/default/") + kind +
+                                   "?labelSelector=chorus.submission&gracePeriodSeconds=0");
+  }
+};
+
+std::size_t count(const std::string& path) {
+  auto a = k8s_call("GET", path);
+  return a.code == 200 && a.body.contains("items") ? a.body["items"].size() : 999;
+}
+std::size_t submissions(const char* kind) {
+  return count(std::string("/api/v1/namespaces/default/") + kind +
+               "?labelSelector=chorus.submission");
+}
+
+std::string pod_log(const std::string& pod) {
+  return k8s_get("/api/v1/namespaces/default/pods/" + pod + "/log");
+}
+
+bool have(const char* tool) {
+  return run_process({"sh", "-c", std::string("command -v ") + tool}, "/").exit_code == 0;
+}
+
+}  // namespace
+
+TEST_CASE("K8s.Submit.CoordinatorPodRunsTheDagAndLeavesNothing") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  if (!have("umoci") || !have("ctr")) {
+    MESSAGE(
+        "skipped: building the chorus image needs umoci and ctr (scripts/setup.sh installs them)");
+    return;
+  }
+  // The image: this build's chorus, imported into every node as localhost/chorus:<version>
+  // (the default --image).
+  std::string tar = binary_dir() + "/chorus-image.tar";
+  auto built =
+      run_process({source_dir() + "/scripts/chorus-image.sh", "-b", chorus_bin(), tar}, "/");
+  INFO(built.err);
+  REQUIRE(built.exit_code == 0);
+  auto imported = run_process(
+      {source_dir() + "/tests/k8s/cluster.sh", "import-image", tar, "localhost/chorus"}, "/");
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+
+  ShippedRbac rbac;
+  REQUIRE(rbac.token_ready());
+  SubmissionCleanup cleanup;
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"(name: subdag
+defaults:
+  image: localhost/busybox:1.35
+  image_pull_policy: Never
+tasks:
+  - name: make
+    command: echo made > made.txt
+  - name: sweep
+    after: [make]
+    foreach: {i: [1, 2, 3]}
+    command: cat made.txt > out-$i.txt && echo "$CHORUS_NODE" >> out-$i.txt
+  - name: join
+    after: [sweep]
+    command: cat out-1.txt out-2.txt out-3.txt > all.txt
+)");
+  auto r = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc},
+                       dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("is on a loopback address: the coordinator Pod uses its node's network") !=
+        std::string::npos);
+  const std::string prefix = "Submitted coordinator Pod ";
+  REQUIRE(r.out.rfind(prefix, 0) == 0);
+  std::string pod = r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+  CHECK(pod.rfind("chorus-subdag-", 0) == 0);
+  // Submit waited for the Pod to start (its image and volumes were fine).
+  CHECK((r.out.find("(running on node chorus-k8s-n") != std::string::npos ||
+         r.out.find("(already finished;") != std::string::npos));
+  CHECK(r.out.find("kubectl -n default logs -f " + pod) != std::string::npos);
+  CHECK(r.out.find("chorus status --state " + dir.path() + "/.chorus") != std::string::npos);
+
+  // The coordinator Pod succeeds with exit code 0.
+  json status;
+  CHECK(eventually(
+      [&] {
+        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
+        if (a.code != 200) return false;
+        status = a.body["status"];
+        std::string phase = status.value("phase", "");
+        return phase == "Succeeded" || phase == "Failed";
+      },
+      180));
+  INFO("coordinator log:\n", pod_log(pod));
+  REQUIRE(status.value("phase", "") == "Succeeded");
+  CHECK(status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0);
+
+  // Its task Pods ran on real nodes, in the hostPath workdir the submitter sees.
+  std::set<std::string> nodes;
+  const auto listed = k8s_call("GET", "/api/v1/nodes");
+  for (const auto& n : listed.body["items"]) nodes.insert(n["metadata"]["name"].get<std::string>());
+  CHECK(nodes.size() == 2);
+  REQUIRE(file_exists(dir / "all.txt"));
+  INFO("all.txt:\n", read_file(dir / "all.txt"));
+  auto lines = read_lines(dir / "all.txt");
+  REQUIRE(lines.size() == 6);
+  for (std::size_t i = 0; i < 6; i += 2) {
+    CHECK(lines[i] == "made");
+    CHECK(nodes.count(lines[i + 1]) == 1);
+  }
+  // The journal is in the workdir: chorus status reads it here.
+  auto st = run_process({chorus_bin(), "status", "--state", dir / ".chorus"}, dir.path());
+  INFO(st.out, st.err);
+  CHECK(st.exit_code == 0);
+  CHECK(st.out.find("subdag-1") != std::string::npos);
+  CHECK(st.out.find("succeeded") != std::string::npos);
+  auto log = run_process({chorus_bin(), "logs", "subdag-1", "join", "--state", dir / ".chorus"},
+                         dir.path());
+  CHECK(log.exit_code == 0);
+
+  // Nothing of the run is left: the coordinator deleted its task Pods; deleting the coordinator
+  // Pod garbage-collects its ConfigMap (ownerReference).
+  CHECK(count("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dsubdag-1") == 0);
+  CHECK(submissions("configmaps") == 1);
+  CHECK(k8s_call("DELETE", "/api/v1/namespaces/default/pods/" + pod).code == 200);
+  CHECK(eventually([] { return submissions("pods") == 0 && submissions("configmaps") == 0; }, 60));
+}
+
+TEST_CASE("K8s.Submit.MissingServiceAccountOrRightsAreExplainedAndCreateNothing") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  SubmissionCleanup cleanup;
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"(name: nosa
+defaults:
+  image: localhost/busybox:1.35
+tasks:
+  - name: a
+    command: "true"
+)");
+  auto missing = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc,
+                              "--service-account", "nobody"},
+                             dir.path());
+  INFO(missing.out, missing.err);
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("service account 'nobody' does not exist in namespace 'default' on "
+                         "https://127.0.0.1:") != std::string::npos);
+  CHECK(missing.err.find("deploy/k8s/rbac.yaml") != std::string::npos);
+  CHECK(missing.err.find("or pass --service-account NAME") != std::string::npos);
+
+  // An account without its Role: the rights it lacks, named.
+  json sa = {{"apiVersion", "v1"},
+             {"kind", "ServiceAccount"},
+             {"metadata", {{"name", "chorus-norights"}, {"namespace", "default"}}}};
+  REQUIRE(k8s_call("POST", "/api/v1/namespaces/default/serviceaccounts", sa).code == 201);
+  auto bare = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc,
+                           "--service-account", "chorus-norights"},
+                          dir.path());
+  (void)k8s_call("DELETE", "/api/v1/namespaces/default/serviceaccounts/chorus-norights");
+  INFO(bare.out, bare.err);
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.err.find("service account 'chorus-norights' in namespace 'default' may not create "
+                      "pods, get pods, list pods, watch pods, delete pods, deletecollection pods, "
+                      "get pods/log, list nodes") != std::string::npos);
+  CHECK(submissions("pods") == 0);
+  CHECK(submissions("configmaps") == 0);
+}
+
+TEST_CASE("K8s.Submit.AnImageThatCannotStartIsReportedAndDeleted") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  ShippedRbac rbac;
+  REQUIRE(rbac.token_ready());
+  SubmissionCleanup cleanup;
+  TempDir dir;
+  write_file(dir / "wf.yaml",
+             "name: noimage\ndefaults: {image: localhost/busybox:1.35}\ntasks:\n  - name: a\n"
+             "    command: \"true\"\n");
+  auto r = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc,
+                        "--image", "localhost/no-chorus:1", "--image-pull-policy", "Never"},
+                       dir.path());
+  INFO(r.out, r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cannot start: Kubernetes: ErrImageNeverPull for image localhost/no-chorus:1") !=
+        std::string::npos);
+  CHECK(r.err.find("scripts/chorus-image.sh") != std::string::npos);
+  CHECK(eventually([] { return submissions("pods") == 0 && submissions("configmaps") == 0; }, 60));
+}
+
+TEST_CASE("K8s.Submit.BadInputIsRefusedBeforeAnythingIsCreated") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  SubmissionCleanup cleanup;
+  TempDir dir;
+  auto submit = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {chorus_bin(), "submit", "--kubernetes", "wf.yaml"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir.path());
+  };
+  write_file(dir / "wf.yaml", "name: bad\ntasks:\n  - name: a\n    command: [unclosed\n");
+  auto parse = submit({"--kubeconfig", kc});
+  CHECK(parse.exit_code == 2);
+  CHECK(parse.err.find("wf.yaml:5:1: YAML syntax error") != std::string::npos);
+
+  write_file(dir / "wf.yaml", "name: noimg\ntasks:\n  - name: a\n    command: \"true\"\n");
+  auto noimg = submit({"--kubeconfig", kc});
+  CHECK(noimg.exit_code == 2);
+  CHECK(noimg.err.find("wf.yaml:3:11: task 'a' has no image") != std::string::npos);
+
+  write_file(dir / "wf.yaml",
+             "name: ok\ndefaults: {image: localhost/busybox:1.35}\ntasks:\n  - name: a\n"
+             "    command: \"true\"\n");
+  auto ns = submit({"--kubeconfig", kc, "--namespace", "nope"});
+  CHECK(ns.exit_code == 2);
+  CHECK(ns.err.find("namespace 'nope' does not exist on https://127.0.0.1:") != std::string::npos);
+
+  auto none = submit({"--kubeconfig", dir / "no-such-kubeconfig"});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no kubeconfig at " + (dir / "no-such-kubeconfig")) != std::string::npos);
+
+  std::string text = read_file(kc);
+  auto at = text.find("https://127.0.0.1:");
+  text.replace(at, text.find('\n', at) - at, "https://127.0.0.1:1");
+  write_file(dir / "down.kubeconfig", text);
+  auto down = submit({"--kubeconfig", dir / "down.kubeconfig"});
+  CHECK(down.exit_code == 3);
+  CHECK(down.err.find("the Kubernetes API server at https://127.0.0.1:1 did not answer") !=
+        std::string::npos);
+
+  auto slurmish = submit({"--kubeconfig", kc, "-N", "4"});
+  CHECK(slurmish.exit_code == 2);
+  CHECK(slurmish.err.find("--nodes is for --slurm") != std::string::npos);
+
+  CHECK(submissions("pods") == 0);
+  CHECK(submissions("configmaps") == 0);
+}
