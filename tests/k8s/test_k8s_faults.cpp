@@ -15,25 +15,6 @@ using namespace chorus::test;
 
 namespace {
 
-const char* kDefaults = R"(defaults:
-  image: localhost/busybox:1.35
-  image_pull_policy: Never
-)";
-
-ProcessResult run_k8s(const TempDir& dir, const std::string& kubeconfig,
-                      std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {chorus_bin(), "run",          "wf.yaml", "--backend",
-                                   "kubernetes", "--kubeconfig", kubeconfig};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return run_process(argv, dir.path());
-}
-
-std::size_t pods_of_run(const std::string& run) {
-  auto j = nlohmann::json::parse(
-      k8s_get("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3D" + run), nullptr, false);
-  return j.is_object() && j.contains("items") ? j["items"].size() : 999;
-}
-
 // task name -> its row of `chorus status --json --tasks` (state, detail, attempt, exit_code).
 using Rows = std::map<std::string, nlohmann::json>;
 Rows task_rows(const TempDir& dir) {
@@ -75,7 +56,7 @@ TEST_CASE("K8s.OverTheMemoryLimitIsOomKilledAndTheOthersRunOn") {
   if (kc.empty()) return;
   TempDir dir;
   // 200 MB in a shell variable against a 32 MiB limit: the cgroup's OOM killer ends it.
-  write_file(dir / "wf.yaml", std::string("name: oom\n") + kDefaults + R"(tasks:
+  write_file(dir / "wf.yaml", std::string("name: oom\n") + kK8sDefaults + R"(tasks:
   - name: hog
     memory: 32M
     command: x=$(head -c 200000000 /dev/zero | tr '\0' a); echo held it
@@ -101,7 +82,7 @@ TEST_CASE("K8s.OverTheMemoryLimitIsOomKilledAndTheOthersRunOn") {
     CHECK_MESSAGE(state_of(rows, t) == "succeeded", t);
   auto log = run_process({chorus_bin(), "logs", "oom-1", "fine[i=2]"}, dir.path());
   CHECK(log.out == "fine 2\n");
-  CHECK(eventually([] { return pods_of_run("oom-1") == 0; }, 30));
+  CHECK(eventually([] { return k8s_left_of_run("oom-1") == 0; }, 30));
 }
 
 TEST_CASE("K8s.ApiServerStoppedMidRunFailsBoundedKeepsTheFinishedAndResumeFinishesTheRest") {
@@ -111,7 +92,7 @@ TEST_CASE("K8s.ApiServerStoppedMidRunFailsBoundedKeepsTheFinishedAndResumeFinish
   TempDir dir;
   // Every task appends its name to runs.log in the run's directory (a hostPath in each Pod), so
   // the file counts how often each ran, across both coordinators.
-  write_file(dir / "wf.yaml", std::string("name: apidown\n") + kDefaults + R"(tasks:
+  write_file(dir / "wf.yaml", std::string("name: apidown\n") + kK8sDefaults + R"(tasks:
   - name: quick
     foreach: {i: [1, 2]}
     command: echo quick-{i} >> runs.log
@@ -176,5 +157,5 @@ TEST_CASE("K8s.ApiServerStoppedMidRunFailsBoundedKeepsTheFinishedAndResumeFinish
   // or succeeded) instead of starting them again.
   CHECK(count_lines(dir / "runs.log", "long-1") == 1);
   CHECK(count_lines(dir / "runs.log", "long-2") == 1);
-  CHECK(eventually([] { return pods_of_run("apidown-1") == 0; }, 30));
+  CHECK(eventually([] { return k8s_left_of_run("apidown-1") == 0; }, 30));
 }

@@ -42,14 +42,7 @@ tasks:
   INFO(cancel.out, cancel.err);
   CHECK(cancel.exit_code == 0);
   CHECK(wait_process(pid) != 0);
-  CHECK(eventually(
-      [&] {
-        auto j = nlohmann::json::parse(
-            k8s_get("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dlive-1"), nullptr,
-            false);
-        return j.is_object() && j["items"].empty();
-      },
-      30));
+  CHECK(eventually([] { return k8s_left_of_run("live-1") == 0; }, 30));
   auto status = run_process({chorus_bin(), "status", "latest", "--json"}, dir.path());
   CHECK(status.out.find("cancelled") != std::string::npos);
 }

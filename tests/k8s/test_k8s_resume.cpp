@@ -14,9 +14,8 @@ using namespace chorus::test;
 namespace {
 
 nlohmann::json pods_labelled(const std::string& selector) {
-  auto j = nlohmann::json::parse(
-      k8s_get("/api/v1/namespaces/default/pods?labelSelector=" + selector), nullptr, false);
-  return j.is_object() && j.contains("items") ? j["items"] : nlohmann::json::array();
+  auto j = k8s_get_json("/api/v1/namespaces/default/pods?labelSelector=" + selector);
+  return j.contains("items") ? j["items"] : nlohmann::json::array();
 }
 
 std::string phase_of_task(const nlohmann::json& pods, const std::string& task) {
@@ -80,5 +79,5 @@ tasks:
   // The adopted Pod's log is the task's output, like any attempt's.
   auto logs = run_process({chorus_bin(), "logs", "latest", "long"}, dir.path());
   CHECK(logs.out.find("long-output") != std::string::npos);
-  CHECK(eventually([&] { return pods_labelled("chorus.run%3Dadopt-1").empty(); }, 30));
+  CHECK(eventually([] { return k8s_left_of_run("adopt-1") == 0; }, 30));
 }

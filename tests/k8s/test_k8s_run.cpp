@@ -11,34 +11,11 @@
 
 using namespace chorus::test;
 
-namespace {
-
-const char* kDefaults = R"(defaults:
-  image: localhost/busybox:1.35
-  image_pull_policy: Never
-)";
-
-ProcessResult run_k8s(const TempDir& dir, const std::string& kubeconfig,
-                      std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {chorus_bin(), "run",          "wf.yaml", "--backend",
-                                   "kubernetes", "--kubeconfig", kubeconfig};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return run_process(argv, dir.path());
-}
-
-std::size_t pods_of_run(const std::string& run) {
-  auto j = nlohmann::json::parse(
-      k8s_get("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3D" + run), nullptr, false);
-  return j.is_object() && j.contains("items") ? j["items"].size() : 999;
-}
-
-}  // namespace
-
 TEST_CASE("K8s.SweepRunsAsPodsOnBothNodesWithExitCodesAndLogs") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
   TempDir dir;
-  write_file(dir / "wf.yaml", std::string("name: sweep\n") + kDefaults + R"(tasks:
+  write_file(dir / "wf.yaml", std::string("name: sweep\n") + kK8sDefaults + R"(tasks:
   - name: hello
     command: echo "on $CHORUS_NODE"
     foreach: {i: [1, 2, 3, 4]}
@@ -68,14 +45,14 @@ TEST_CASE("K8s.SweepRunsAsPodsOnBothNodesWithExitCodesAndLogs") {
   CHECK(nodes.size() == 2);
   auto log = run_process({chorus_bin(), "logs", "sweep-1", "fail3"}, dir.path());
   CHECK(log.out == "about to fail\n");
-  CHECK(pods_of_run("sweep-1") == 0);  // the run's Pods are deleted at its end
+  CHECK(k8s_left_of_run("sweep-1") == 0);  // the run's Pods are deleted at its end
 }
 
 TEST_CASE("K8s.BadInputIsRefusedBeforeAnythingStarts") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
   TempDir dir;
-  write_file(dir / "wf.yaml", std::string("name: big\n") + kDefaults + R"(tasks:
+  write_file(dir / "wf.yaml", std::string("name: big\n") + kK8sDefaults + R"(tasks:
   - name: huge
     command: "true"
     cores: 64
@@ -122,7 +99,7 @@ TEST_CASE("K8s.ATokenWithoutRightsGetsTheMissingRightExplained") {
   auto kc = k8s_kubeconfig("kubeconfig-limited");
   if (kc.empty()) return;
   TempDir dir;
-  write_file(dir / "wf.yaml", std::string("name: limited\n") + kDefaults +
+  write_file(dir / "wf.yaml", std::string("name: limited\n") + kK8sDefaults +
                                   "tasks:\n  - name: a\n    command: \"true\"\n");
   auto r = run_k8s(dir, kc);
   INFO(r.err);
@@ -136,7 +113,7 @@ TEST_CASE("K8s.InterruptDeletesEveryPodOfTheRun") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
   TempDir dir;
-  write_file(dir / "wf.yaml", std::string("name: long\n") + kDefaults + R"(tasks:
+  write_file(dir / "wf.yaml", std::string("name: long\n") + kK8sDefaults + R"(tasks:
   - name: sleeper
     command: echo up; sleep 300
     foreach: {i: [1, 2]}
@@ -160,5 +137,5 @@ TEST_CASE("K8s.InterruptDeletesEveryPodOfTheRun") {
   int rc = wait_process(pid);
   INFO(read_file(dir / "bg.err"));
   CHECK(rc != 0);
-  CHECK(eventually([&] { return pods_of_run("long-1") == 0; }, 30));
+  CHECK(eventually([&] { return k8s_left_of_run("long-1") == 0; }, 30));
 }

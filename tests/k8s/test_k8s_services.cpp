@@ -15,24 +15,9 @@ using namespace chorus::test;
 
 namespace {
 
-const char* kDefaults = R"(defaults:
-  image: localhost/busybox:1.35
-  image_pull_policy: Never
-)";
-
 std::vector<std::string> run_argv(const std::string& kubeconfig) {
   return {chorus_bin(),   "run",      "wf.yaml", "--backend", "kubernetes",
           "--kubeconfig", kubeconfig, "--grace", "1s"};
-}
-
-nlohmann::json get_json(const std::string& path) {
-  auto j = nlohmann::json::parse(k8s_get(path), nullptr, false);
-  return j.is_object() ? j : nlohmann::json::object();
-}
-
-std::size_t left_of_run(const std::string& kind, const std::string& run) {
-  auto j = get_json("/api/v1/namespaces/default/" + kind + "?labelSelector=chorus.run%3D" + run);
-  return j.contains("items") ? j["items"].size() : 999;
 }
 
 }  // namespace
@@ -43,7 +28,7 @@ TEST_CASE("K8s.Services.AReadyServiceGatesItsUsesTaskAndItsEndpointsAreRight") {
   TempDir dir;
   // Each replica serves only after 4 s; the client fetches from every endpoint it was given,
   // then waits for the test's "go" (the workdir is the same directory inside the Pods).
-  write_file(dir / "wf.yaml", std::string("name: web\n") + kDefaults + R"(services:
+  write_file(dir / "wf.yaml", std::string("name: web\n") + kK8sDefaults + R"(services:
   - name: web
     replicas: 2
     command: mkdir -p /www && echo "replica {replica}" > /www/index.html && sleep 4 && exec httpd -f -p {port} -h /www
@@ -61,7 +46,7 @@ tasks:
   REQUIRE_MESSAGE(eventually([&] { return file_exists(dir / "endpoints.txt"); }, 120),
                   read_file(dir / "bg.err"));
   // While the service runs: its replicas' Pods, their IPs, the Service's Endpoints.
-  auto pods = get_json(
+  auto pods = k8s_get_json(
       "/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dweb-1,chorus.service%3Dweb");
   REQUIRE(pods["items"].size() == 2);
   std::map<int, std::string> ip_of_replica;
@@ -75,14 +60,15 @@ tasks:
       "http://" + ip_of_replica[0] + ":8080,http://" + ip_of_replica[1] + ":8081";
   CHECK(read_file(dir / "endpoints.txt") == expected + "\n");
 
-  auto services = get_json("/api/v1/namespaces/default/services?labelSelector=chorus.run%3Dweb-1");
+  auto services =
+      k8s_get_json("/api/v1/namespaces/default/services?labelSelector=chorus.run%3Dweb-1");
   REQUIRE(services["items"].size() == 1);
   const auto& svc = services["items"][0];
   const std::string svc_name = svc["metadata"].value("name", "");
   CHECK(svc_name.rfind("chorus-web-1-", 0) == 0);  // + the run token's head
   CHECK(svc_name.substr(svc_name.size() - 4) == "-web");
   CHECK(svc["spec"].value("clusterIP", "") == "None");
-  auto ep = get_json("/api/v1/namespaces/default/endpoints/" + svc_name);
+  auto ep = k8s_get_json("/api/v1/namespaces/default/endpoints/" + svc_name);
   std::set<std::string> listed;  // "ip:port" of every ready address the Endpoints hold
   for (const auto& subset : ep.value("subsets", nlohmann::json::array()))
     for (const auto& a : subset.value("addresses", nlohmann::json::array()))
@@ -116,15 +102,15 @@ tasks:
   }
   CHECK(ready == 2);
   CHECK(client_started > last_ready);
-  CHECK(eventually([] { return left_of_run("pods", "web-1") == 0; }, 30));
-  CHECK(left_of_run("services", "web-1") == 0);
+  CHECK(eventually([] { return k8s_left_of_run("web-1") == 0; }, 30));
+  CHECK(k8s_left_of_run("web-1", "services") == 0);
 }
 
 TEST_CASE("K8s.Services.AProbeThatNeverPassesFailsItsUsersAfterTheStartupTimeout") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
   TempDir dir;
-  write_file(dir / "wf.yaml", std::string("name: deaf\n") + kDefaults + R"(services:
+  write_file(dir / "wf.yaml", std::string("name: deaf\n") + kK8sDefaults + R"(services:
   - name: deaf
     command: sleep 300
     ready: {tcp: 9000, timeout: 12s}
@@ -142,15 +128,15 @@ tasks:
   CHECK(r.err.find("runs but is not Ready: its readinessProbe has not passed)") !=
         std::string::npos);
   CHECK(r.err.find("service 'deaf' is not available") != std::string::npos);
-  CHECK(eventually([] { return left_of_run("pods", "deaf-1") == 0; }, 30));
-  CHECK(left_of_run("services", "deaf-1") == 0);
+  CHECK(eventually([] { return k8s_left_of_run("deaf-1") == 0; }, 30));
+  CHECK(k8s_left_of_run("deaf-1", "services") == 0);
 }
 
 TEST_CASE("K8s.Services.AStdoutProbeIsRefusedAtItsLine") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
   TempDir dir;
-  write_file(dir / "wf.yaml", std::string("name: out\n") + kDefaults + R"(services:
+  write_file(dir / "wf.yaml", std::string("name: out\n") + kK8sDefaults + R"(services:
   - name: talker
     command: echo listening; sleep 300
     ready: {stdout: listening}
@@ -163,5 +149,5 @@ tasks:
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("wf.yaml:8:12: service 'talker' has a stdout probe, which Kubernetes cannot "
                    "run as a readinessProbe; use a tcp, http or file probe") != std::string::npos);
-  CHECK(left_of_run("pods", "out-1") == 0);
+  CHECK(k8s_left_of_run("out-1") == 0);
 }

@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "support/process.hpp"
 
@@ -44,6 +46,35 @@ inline std::string k8s_get(const std::string& path) {
                         "Authorization: Bearer " + token, server + path},
                        "/");
   return r.out;
+}
+
+// GET path as JSON: an object, empty when the answer is not one.
+inline nlohmann::json k8s_get_json(const std::string& path) {
+  auto j = nlohmann::json::parse(k8s_get(path), nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+// How many objects of `kind` ("pods", "services") in namespace default carry chorus.run=<run>;
+// 999 when the server's answer is no list, so "none left" never passes on a broken answer.
+inline std::size_t k8s_left_of_run(const std::string& run, const std::string& kind = "pods") {
+  auto j =
+      k8s_get_json("/api/v1/namespaces/default/" + kind + "?labelSelector=chorus.run%3D" + run);
+  return j.contains("items") && j["items"].is_array() ? j["items"].size() : 999;
+}
+
+// The workflow defaults every k8s case uses: the cluster's local busybox image, never pulled.
+inline const char* const kK8sDefaults = R"(defaults:
+  image: localhost/busybox:1.35
+  image_pull_policy: Never
+)";
+
+// `chorus run wf.yaml --backend kubernetes --kubeconfig KC [extra...]` in `dir`.
+inline ProcessResult run_k8s(const TempDir& dir, const std::string& kubeconfig,
+                             std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {chorus_bin(), "run",          "wf.yaml", "--backend",
+                                   "kubernetes", "--kubeconfig", kubeconfig};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_process(argv, dir.path());
 }
 
 }  // namespace chorus::test
