@@ -71,7 +71,9 @@ void PodLauncher::worker() {
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;
+      // Stopping: what is queued is dropped. shutdown() has deleted the run's Pods with one
+      // request already, and against a server that hangs each job would cost its timeouts.
+      if (stopping_ || jobs_.empty()) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }

@@ -3,6 +3,8 @@
 #include <curl/curl.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "adapters/kubernetes/kube_client.hpp"
 
 namespace chorus::kube {
@@ -129,11 +131,15 @@ bool PodWatch::watch(std::string& resource_version) {
   headers = curl_slist_append(headers, "Accept: application/json");
   if (!config_.token.empty())
     headers = curl_slist_append(headers, ("Authorization: Bearer " + config_.token).c_str());
-  // The server ends a watch after timeoutSeconds; we then continue from the last version.
+  // The server ends a watch after timeoutSeconds; we then continue from the last version. Half
+  // of give_up (5-240 s), so that a server that hangs (a stopped process: the connection stays
+  // open, silent) is told from a quiet healthy one by the low-speed limit below, well within
+  // give_up, at the cost of one re-watch request per that many seconds.
+  const long seconds = std::clamp<long>(static_cast<long>(give_up_.count()) / 2, 5, 240);
   std::string url = config_.server + "/api/v1/namespaces/" + namespace_ +
                     "/pods?watch=1&labelSelector=" + selector_ +
                     "&resourceVersion=" + resource_version +
-                    "&allowWatchBookmarks=true&timeoutSeconds=240";
+                    "&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(seconds);
   Stream s;
   s.self = this;
   s.resource_version = &resource_version;
@@ -146,9 +152,9 @@ bool PodWatch::watch(std::string& resource_version) {
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, &s);
-  // A silent stream for 300 s (no bookmark, no event) is a dead one.
+  // Silent 15 s past the server's own end of the watch: a dead (or hung) server.
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 300L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, seconds + 15);
   ++requests_;
   CURLcode rc = curl_easy_perform(h);
   long code = 0;

@@ -7,6 +7,9 @@
 // - take() hands over every Pod object seen since the last call (the latest state of each,
 //   ADDED / MODIFIED / DELETED), never blocks. `notify_fd` (an eventfd the owner made, reads
 //   and closes) is written to when there is some.
+// - Each WATCH asks the server to end it after give_up / 2 (5-240 s) and is taken for dead
+//   after 15 s more of silence, so a server that hangs with its connections open is noticed
+//   like one that is gone.
 // - When the API server has not answered for `give_up` (the server stopped), failed() says
 //   why; the watch keeps trying, the launcher decides what to fail.
 // - stop() ends the stream within about a second. The destructor stops.

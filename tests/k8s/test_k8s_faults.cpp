@@ -159,3 +159,47 @@ TEST_CASE("K8s.ApiServerStoppedMidRunFailsBoundedKeepsTheFinishedAndResumeFinish
   CHECK(count_lines(dir / "runs.log", "long-2") == 1);
   CHECK(eventually([] { return k8s_left_of_run("apidown-1") == 0; }, 30));
 }
+
+TEST_CASE("K8s.AHungApiServerFailsTheRunBoundedToo") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  pid_t apiserver = static_cast<pid_t>(std::stol(read_file(k8s_dir() + "/run/kube-apiserver.pid")));
+  // SIGSTOP: the server's connections stay open and silent, unlike a killed one's. Continued
+  // whatever happens in the case.
+  struct Continue {
+    pid_t pid;
+    ~Continue() { ::kill(pid, SIGCONT); }
+  } cont{apiserver};
+  TempDir dir;
+  write_file(dir / "wf.yaml", std::string("name: apihung\n") + kK8sDefaults + R"(tasks:
+  - name: long
+    command: echo up; sleep 60
+)");
+  pid_t pid = start_process({chorus_bin(), "run", "wf.yaml", "--backend", "kubernetes",
+                             "--kubeconfig", kc, "--grace", "1s", "--api-give-up", "10s"},
+                            dir.path());
+  bool running = eventually(
+      [&] {
+        auto j =
+            k8s_get_json("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dapihung-1");
+        return j.contains("items") && j["items"].size() == 1 &&
+               j["items"][0]["status"].value("phase", "") == "Running";
+      },
+      90);
+  REQUIRE_MESSAGE(running, read_file(dir / "bg.err"));
+  REQUIRE(::kill(apiserver, SIGSTOP) == 0);
+  // Bounded by --api-give-up plus the watch's silence limit and the requests' own timeouts;
+  // the 150 s only keeps a hang from hanging the suite.
+  bool ended = eventually([&] { return !process_alive(pid); }, 150);
+  if (!ended) ::kill(-pid, SIGKILL);
+  (void)wait_process(pid);
+  std::string err = read_file(dir / "bg.err");
+  INFO(err);
+  CHECK(ended);
+  CHECK(err.find("stopped answering") != std::string::npos);
+  ::kill(apiserver, SIGCONT);
+  CHECK(eventually([] { return apiserver_answers(); }, 30));
+  // The run could not delete its Pod while the server hung (a resume would adopt it): by hand.
+  k8s_delete("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dapihung-1");
+  CHECK(eventually([] { return k8s_left_of_run("apihung-1") == 0; }, 60));
+}

@@ -48,6 +48,18 @@ inline std::string k8s_get(const std::string& path) {
   return r.out;
 }
 
+// DELETE path with the admin token (a case's own cleanup of what a run could not delete).
+inline void k8s_delete(const std::string& path) {
+  std::string token, server;
+  for (const auto& line : read_lines(k8s_dir() + "/kubeconfig")) {
+    if (auto at = line.find("token: "); at != std::string::npos) token = line.substr(at + 7);
+    if (auto at = line.find("server: "); at != std::string::npos) server = line.substr(at + 8);
+  }
+  (void)run_process({"curl", "-sS", "-X", "DELETE", "--cacert", k8s_dir() + "/pki/ca.crt", "-H",
+                     "Authorization: Bearer " + token, server + path},
+                    "/");
+}
+
 // GET path as JSON: an object, empty when the answer is not one.
 inline nlohmann::json k8s_get_json(const std::string& path) {
   auto j = nlohmann::json::parse(k8s_get(path), nullptr, false);
