@@ -163,7 +163,10 @@ int run_and_report(const CommonRunArgs& a, Duration grace, const WorkflowGraph& 
   options.backend = backend;
   auto outcome = run_workflow(graph, options);
   handle_interrupts(nullptr);
-  if (backend != nullptr) backend->stop();  // tells the agents to exit
+  if (backend != nullptr) {
+    backend->stop();  // tells the agents to exit
+    if (std::string left = backend->stop_problem(); !left.empty()) print_error(left);
+  }
   return finish_run(outcome, out, command);
 }
 

@@ -78,6 +78,7 @@ class PodLauncher final : public Launcher {
   std::uint64_t watch_requests() const { return watch_ ? watch_->requests() : 0; }
   std::uint64_t log_requests() const { return logs_ ? logs_->requests() : 0; }
   const std::string& run_label() const { return run_; }
+  const std::string& token_label() const { return token_; }
 
  private:
   struct Attempt {

@@ -72,6 +72,9 @@ class ExecutionBackend {
   // resume kills no host processes of the run: they may be containers of Pods it adopts (the
   // kubelets can share this host, as on the test cluster).
   virtual bool adopts_running_work() const { return false; }
+  // After stop(): what it could not undo, in words a user can act on (Pods a server that stopped
+  // answering could not delete); "" when it undid everything.
+  virtual std::string stop_problem() const { return {}; }
 };
 
 // The table for a backend whose services run where its executable tasks do.

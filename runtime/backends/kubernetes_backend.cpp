@@ -56,7 +56,11 @@ class KubernetesBackend final : public ExecutionBackend {
   void stop() override {
     if (!pods_ || stopped_) return;
     stopped_ = true;
-    (void)pods_->shutdown(std::chrono::seconds(10));
+    if (Status s = pods_->shutdown(std::chrono::seconds(10)); !s.ok())
+      stop_problem_ = "the run's Pods may be left in the cluster: " + s.message() +
+                      "; `chorus run --resume` adopts them, or delete them with: kubectl delete "
+                      "pods -l chorus.token=" +
+                      pods_->token_label();
     // The benchmark's count of our own requests (bench/k8s/run.py): the API server's metrics
     // cannot tell our requests from the kubelets'.
     if (const char* stats = std::getenv("CHORUS_K8S_STATS"); stats != nullptr && *stats != '\0') {
@@ -84,6 +88,7 @@ class KubernetesBackend final : public ExecutionBackend {
   const std::vector<NodeInfo>& nodes() const override { return nodes_; }
   // --resume: PodLauncher adopts the run's Pods still running (or finished meanwhile).
   bool adopts_running_work() const override { return true; }
+  std::string stop_problem() const override { return stop_problem_; }
   std::unique_ptr<PlacementPolicy> wrap_placement(
       std::unique_ptr<PlacementPolicy> policy) const override {
     return policy;
@@ -95,6 +100,7 @@ class KubernetesBackend final : public ExecutionBackend {
   std::unique_ptr<kube::PodLauncher> pods_;
   std::vector<NodeInfo> nodes_;
   bool stopped_ = false;
+  std::string stop_problem_;
   std::uint64_t start_requests_ = 0;  // discovery, namespace, nodes
 };
 

@@ -197,6 +197,7 @@ TEST_CASE("K8s.AHungApiServerFailsTheRunBoundedToo") {
   INFO(err);
   CHECK(ended);
   CHECK(err.find("stopped answering") != std::string::npos);
+  CHECK(err.find("the run's Pods may be left in the cluster") != std::string::npos);
   ::kill(apiserver, SIGCONT);
   CHECK(eventually([] { return apiserver_answers(); }, 30));
   // The run could not delete its Pod while the server hung (a resume would adopt it): by hand.
