@@ -275,31 +275,15 @@ int submit_kubernetes(const SubmitArgs& a) {
     out.error("--grace: " + grace.status().message());
     return kExitBadInput;
   }
-  auto config = kube::resolve_kube_config(a.kubeconfig, a.context);
-  if (!config) {
-    out.error(config.status().message());
-    return exit_for(config.status());
+  auto opened = kube::open_cluster(a.kubeconfig, a.context, a.namespace_name);
+  if (!opened) {
+    out.error(opened.status().message());
+    return exit_for(opened.status());
   }
-  const std::string ns = a.namespace_name.empty() ? config->namespace_name : a.namespace_name;
+  const kube::KubeConfig* config = &opened->config;
+  const std::string& ns = opened->namespace_name;
   kube::KubeClient client(*config);
-  if (Status s = kube::check_cluster(client, ns); !s.ok()) {
-    out.error(s.message());
-    return exit_for(s);
-  }
-  auto listed = kube::list_nodes(client);
-  if (!listed) {
-    out.error(listed.status().message());
-    return exit_for(listed.status());
-  }
-  std::vector<NodeInfo> nodes;
-  for (const auto& n : *listed)
-    if (n.usable()) nodes.push_back(n.info);
-  if (nodes.empty()) {
-    out.error("no node of " + config->server +
-              " can take Pods (not Ready, cordoned or tainted): nothing to run the workflow on");
-    return kExitError;
-  }
-  auto graph = load_workflow_for_containers(a.file, nodes);
+  auto graph = load_workflow_for_containers(a.file, opened->nodes);
   if (!graph.ok()) {
     out.error(graph.status().message());
     return kExitBadInput;

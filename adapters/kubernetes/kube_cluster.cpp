@@ -113,4 +113,31 @@ Status check_cluster(KubeClient& client, const std::string& namespace_name) {
   return Status::ok_status();
 }
 
+Result<OpenedCluster> open_cluster(const std::string& kubeconfig, const std::string& context,
+                                   const std::string& namespace_name) {
+  auto config = resolve_kube_config(kubeconfig, context);
+  if (!config) return config.status();
+  OpenedCluster opened;
+  opened.namespace_name = namespace_name.empty() ? config->namespace_name : namespace_name;
+  KubeClient client(*config);
+  Status checked = check_cluster(client, opened.namespace_name);
+  auto listed = checked.ok() ? list_nodes(client) : Result<std::vector<KubeNode>>(checked);
+  opened.requests = client.requests();
+  if (!listed) return listed.status();
+  std::string unusable;
+  for (auto& n : *listed) {
+    if (n.usable())
+      opened.nodes.push_back(std::move(n.info));
+    else
+      unusable += (unusable.empty() ? "" : ", ") + n.info.name;
+  }
+  if (opened.nodes.empty())
+    return Status(
+        ErrorCode::unavailable,
+        "no node of " + config->server + " can take Pods (not Ready, cordoned or tainted: " +
+            (unusable.empty() ? std::string("the cluster has no nodes") : unusable) + ")");
+  opened.config = std::move(*config);
+  return opened;
+}
+
 }  // namespace chorus::kube

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adapters/kubernetes/kube_client.hpp"
+#include "adapters/kubernetes/kube_config.hpp"
 #include "core/node_info.hpp"
 #include "core/status.hpp"
 
@@ -36,5 +37,17 @@ Result<std::vector<KubeNode>> list_nodes(KubeClient& client);
 // Discovery: the core group serves pods (create, delete, watch, log subresource), services and
 // endpoints, and batch/v1 jobs; the namespace exists. Errors say what is missing.
 Status check_cluster(KubeClient& client, const std::string& namespace_name);
+
+// What every use of a cluster starts with (`chorus run --backend kubernetes`, `chorus submit
+// --kubernetes`): the kubeconfig (or the Pod's service account) resolved, check_cluster, and the
+// usable nodes read. An error when none is usable, naming the ones that are not.
+struct OpenedCluster {
+  KubeConfig config;
+  std::string namespace_name;   // the one asked for, else the context's
+  std::vector<NodeInfo> nodes;  // usable ones only, never empty
+  std::uint64_t requests = 0;   // sent while checking (the benchmark's count)
+};
+Result<OpenedCluster> open_cluster(const std::string& kubeconfig, const std::string& context,
+                                   const std::string& namespace_name);
 
 }  // namespace chorus::kube

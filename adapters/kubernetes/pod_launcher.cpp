@@ -18,6 +18,9 @@ double wall_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+constexpr const char* kBackgroundDelete =
+    R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
+
 std::int64_t grace_seconds(Duration grace) {
   return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(grace).count());
 }
@@ -47,6 +50,19 @@ PodLauncher::~PodLauncher() {
 
 int PodLauncher::wait_fd() const {
   return wake_fd_;
+}
+
+void PodLauncher::wake() {
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void PodLauncher::deliver(Done d) {
+  {
+    std::lock_guard lock(mu_);
+    done_.push_back(std::move(d));
+  }
+  wake();
 }
 
 void PodLauncher::post(std::function<void(KubeClient&)> job) {
@@ -90,6 +106,9 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
       return invalid_argument("the Kubernetes launcher needs CHORUS_RUN_ID in the request");
     token_ = label_value(env_value(request.env, "CHORUS_RUN_TOKEN"));
     selector_ = token_.empty() ? "chorus.run%3D" + run_ : "chorus.token%3D" + token_;
+    // The token's head in Pod and Service names: two runs with one id in a namespace never
+    // collide.
+    name_stem_ = token_.empty() ? run_ : run_ + "-" + token_.substr(0, 8);
     watch_ = std::make_unique<PodWatch>(options_.config, namespace_, selector_, wake_fd_,
                                         options_.give_up);
     watch_->start();
@@ -99,9 +118,7 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
   Attempt a;
   a.task = request.spec->id;
   a.attempt = request.attempt;
-  // The token's head in the name: two runs with the same id in one namespace never collide.
-  a.pod = pod_name(token_.empty() ? run_ : run_ + "-" + token_.substr(0, 8), request.spec->id,
-                   request.attempt);
+  a.pod = pod_name(name_stem_, request.spec->id, request.attempt);
   a.stdout_path = request.stdout_path;
   a.grace = request.spec->kill_grace.count() > 0 ? request.spec->kill_grace : options_.kill_grace;
   if (request.spec->timeout.count() > 0) a.deadline = Clock::now() + request.spec->timeout;
@@ -133,12 +150,7 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
       d.update.exit_code = 127;
       d.update.message = s.message();
     }
-    {
-      std::lock_guard lock(mu_);
-      done_.push_back(std::move(d));
-    }
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+    deliver(std::move(d));
   });
   return h;
 }
@@ -155,7 +167,7 @@ void PodLauncher::list_previous(KubeClient& c) {
       // node's cores beside the new one.
       std::string name = pod["metadata"].value("name", "");
       (void)c.raw("DELETE", "/api/v1/namespaces/" + namespace_ + "/pods/" + name,
-                  R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})");
+                  kBackgroundDelete);
       continue;
     }
     previous_[notes.value("chorus.task-name", "")].push_back(std::move(pod));
@@ -295,16 +307,12 @@ void PodLauncher::report(LaunchHandle h, const PodOutcome& o, std::vector<StateU
       std::ofstream f(file, std::ios::binary | std::ios::trunc);
       if (r && r->code == 200) f << r->body;
     }
-    StateUpdate u;
-    u.kind = o.kind;
-    u.exit_code = o.exit_code;
-    u.message = o.message;
-    {
-      std::lock_guard lock(mu_);
-      done_.push_back({h, std::move(u), {}});
-    }
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n2 = ::write(wake_fd_, &one, sizeof one);
+    Done d;
+    d.handle = h;
+    d.update.kind = o.kind;
+    d.update.exit_code = o.exit_code;
+    d.update.message = o.message;
+    deliver(std::move(d));
   });
 }
 
@@ -315,9 +323,6 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
   {
     std::lock_guard lock(mu_);
     done.swap(done_);
-  }
-  {
-    std::lock_guard lock(mu_);
     for (auto& u : cancelled_) out.push_back(std::move(u));
     cancelled_.clear();
   }
@@ -382,8 +387,7 @@ Status PodLauncher::cancel(LaunchHandle handle) {
     std::lock_guard lock(mu_);
     cancelled_.push_back(std::move(u));
   }
-  std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  wake();
   return {};
 }
 
@@ -405,8 +409,7 @@ Status PodLauncher::shutdown(std::chrono::seconds wait) {
   KubeClient c(options_.config);
   c.set_retries(1);
   std::string path = "/api/v1/namespaces/" + namespace_ + "/pods?labelSelector=" + selector_;
-  auto r = c.raw("DELETE", path,
-                 R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})");
+  auto r = c.raw("DELETE", path, kBackgroundDelete);
   if (!r) return r.status();
   if (r->code < 200 || r->code >= 300)
     return http_error(*r, "delete pods in namespace " + namespace_, c.config());
@@ -432,9 +435,7 @@ Status PodLauncher::prepare_service(const LaunchRequest& request, LaunchHandle h
   if (std::string why = stdout_probe_problem(svc); !why.empty()) return invalid_argument(why);
   a.service = true;
   a.readiness.detail = "its Pod " + a.pod + " is being created";
-  // The token's head in the name, as in the Pods': runs with the same id stay apart.
-  std::string name =
-      service_object_name(token_.empty() ? run_ : run_ + "-" + token_.substr(0, 8), svc.name);
+  std::string name = service_object_name(name_stem_, svc.name);
   if (!service_objects_.insert(name).second) return {};
   auto body = std::make_shared<std::string>(service_manifest(svc, run_, token_, name).dump());
   std::string path = "/api/v1/namespaces/" + namespace_ + "/services";
@@ -459,8 +460,7 @@ Status PodLauncher::prepare_service(const LaunchRequest& request, LaunchHandle h
       (void)k.raw("DELETE", pod_path,
                   R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0})");
     });
-    std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+    wake();
   });
   return {};
 }

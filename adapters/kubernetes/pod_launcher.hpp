@@ -108,6 +108,9 @@ class PodLauncher final : public Launcher {
     std::uint32_t attempt = 0;
   };
   void post(std::function<void(KubeClient&)> job);
+  // Any thread: hands a result to poll() and wakes the coordinator through wait_fd().
+  void deliver(Done d);
+  void wake();
   void worker();
   void finish(LaunchHandle h, UpdateKind kind, int code, std::string message,
               std::vector<StateUpdate>& out);
@@ -129,9 +132,10 @@ class PodLauncher final : public Launcher {
 
   PodLauncherOptions options_;
   std::string namespace_;
-  std::string run_;       // the chorus.run label
-  std::string token_;     // the chorus.token label ("" for a caller that gives none)
-  std::string selector_;  // the run's Pods, URL-encoded: by token when there is one
+  std::string run_;        // the chorus.run label
+  std::string token_;      // the chorus.token label ("" for a caller that gives none)
+  std::string selector_;   // the run's Pods, URL-encoded: by token when there is one
+  std::string name_stem_;  // what Pod and Service names start with: run id + token head
   std::unique_ptr<PodWatch> watch_;
   std::unique_ptr<LogFollower> logs_;
   std::unordered_map<LaunchHandle, Attempt> attempts_;

@@ -21,32 +21,14 @@ class KubernetesBackend final : public ExecutionBackend {
 
   Status start(const BackendStart&) override {
     if (pods_) return {};
-    auto config = kube::resolve_kube_config(options_.kubeconfig, options_.context);
-    if (!config) return config.status();
-    std::string ns =
-        options_.namespace_name.empty() ? config->namespace_name : options_.namespace_name;
-    kube::KubeClient client(*config);
-    client.set_retries(2);
-    if (Status s = kube::check_cluster(client, ns); !s.ok()) return s;
-    auto listed = kube::list_nodes(client);
-    start_requests_ = client.requests();
-    if (!listed) return listed.status();
-    nodes_.clear();
-    std::string unusable;
-    for (auto& n : *listed) {
-      if (n.usable())
-        nodes_.push_back(n.info);
-      else
-        unusable += (unusable.empty() ? "" : ", ") + n.info.name;
-    }
-    if (nodes_.empty())
-      return Status(
-          ErrorCode::unavailable,
-          "no node of " + config->server + " can take Pods (not Ready, cordoned or tainted: " +
-              (unusable.empty() ? std::string("the cluster has no nodes") : unusable) + ")");
+    auto opened =
+        kube::open_cluster(options_.kubeconfig, options_.context, options_.namespace_name);
+    if (!opened) return opened.status();
+    start_requests_ = opened->requests;
+    nodes_ = std::move(opened->nodes);
     kube::PodLauncherOptions po;
-    po.config = *config;
-    po.namespace_name = ns;
+    po.config = std::move(opened->config);
+    po.namespace_name = std::move(opened->namespace_name);
     po.kill_grace = options_.kill_grace;
     po.give_up = options_.api_give_up;
     pods_ = std::make_unique<kube::PodLauncher>(std::move(po));
