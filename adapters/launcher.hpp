@@ -26,6 +26,15 @@ struct NodeRanks {
   bool operator==(const NodeRanks&) const = default;
 };
 
+// A Unix user a task runs as (a served instance running as root runs each run's tasks as its
+// submitter).
+struct RunAs {
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+  std::string name;  // the login name: its groups (initgroups), HOME, USER, LOGNAME
+  std::string home;
+};
+
 struct LaunchRequest {
   const TaskSpec* spec = nullptr;  // owned by the caller; valid until the final update is polled
   std::uint32_t attempt = 1;       // 1 for the first try
@@ -40,6 +49,9 @@ struct LaunchRequest {
   // Kind service: what the replicas of its service share (the readiness probe, its port), for a
   // launcher that hands the probe to its site (Kubernetes' readinessProbe). Null otherwise.
   const ServiceSpec* service = nullptr;
+  // Who the task runs as; null = the launcher's own user. A launcher that cannot switch users
+  // fails the launch with that reason rather than run it as itself.
+  const RunAs* run_as = nullptr;
 };
 
 // Opaque per launcher; never reused within one launcher's lifetime.

@@ -189,6 +189,19 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     return {};
   }
 
+  Status cancel(TaskId task, const std::string& why) override {
+    if (task >= tasks_.size()) return invalid_argument("cancel: unknown task id");
+    const TaskState st = tasks_.state(task);
+    if (is_terminal(st)) return {};
+    if (st == TaskState::running) {
+      if (tasks_[task].launched) stop_attempt(task);  // ends cancelled through its update
+      return {};
+    }
+    cancel_unstarted(task, why);
+    cancel_dependents(task, why);
+    return {};
+  }
+
   bool dropped(TaskId task) const override { return task < tasks_.size() && tasks_[task].dropped; }
 
   TimePoint now() override { return clock_ == nullptr ? Clock::now() : clock_->now(); }
@@ -253,7 +266,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       launch_batch();
       if (!events_.empty()) continue;     // launch failures to journal: go round again at once
       if (run_done_handlers()) continue;  // they may have added ready work
-      if (tasks_.all_terminal()) break;
+      if (tasks_.all_terminal() && (!options_.open_ended || cancelling_)) break;
       // Launched groups ride along with the next round's events; when none came within
       // kGroupJournalDelay, they get a transaction of their own (one per quiet spell, not per
       // task).
@@ -582,8 +595,14 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     }
   }
 
+  TaskHome home_of(const TaskSpec& spec) const {
+    if (options_.home_of) return options_.home_of(spec);
+    return TaskHome{run_id_, options_.log_dir, nullptr};
+  }
+
   void fill_request(const TaskSpec& spec, const TaskRuntime& r) {
     request_.spec = &spec;
+    request_.run_as = nullptr;
     request_.attempt = r.attempt;
     request_.node = cluster_.node(r.node).name;
     request_.spread.clear();
@@ -597,10 +616,12 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     }
     if (spec.kind == TaskKind::function && spec.uses.empty()) return;
     request_.workdir = spec.workdir.empty() ? default_workdir_ : spec.workdir;
-    request_.stdout_path = log_path(options_.log_dir, spec.name, r.attempt, "out");
-    request_.stderr_path = log_path(options_.log_dir, spec.name, r.attempt, "err");
+    const TaskHome home = home_of(spec);
+    request_.stdout_path = log_path(home.log_dir, spec.name, r.attempt, "out");
+    request_.stderr_path = log_path(home.log_dir, spec.name, r.attempt, "err");
+    request_.run_as = home.run_as;
     request_.env.clear();
-    request_.env.emplace_back("CHORUS_RUN_ID", run_id_);
+    request_.env.emplace_back("CHORUS_RUN_ID", home.run_id);
     if (!options_.run_token.empty())
       request_.env.emplace_back("CHORUS_RUN_TOKEN", options_.run_token);
     request_.env.emplace_back("CHORUS_TASK", spec.name);
@@ -753,7 +774,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
             FailedTask{spec.name, state, message,
                        spec.kind == TaskKind::function
                            ? std::string{}
-                           : log_path(options_.log_dir, spec.name, r.attempt, "err")});
+                           : log_path(home_of(spec).log_dir, spec.name, r.attempt, "err")});
         if (options_.fail_fast)
           cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
         break;
@@ -815,6 +836,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       }
     }
     if (cancel_ != nullptr) fds_.push_back(pollfd{cancel_->fd(), POLLIN, 0});
+    if (options_.wake_fd >= 0) fds_.push_back(pollfd{options_.wake_fd, POLLIN, 0});
     auto t = now();
     TimePoint deadline = t + std::chrono::seconds(1);
     if (observer_ != nullptr) deadline = std::min(deadline, next_tick_);

@@ -60,6 +60,11 @@ class TaskSubmitter {
   // It is not a failure, and what waits for it counts it as done (as if it had succeeded). A
   // task already finished is left alone. Errors: invalid_argument for an unknown id.
   virtual Status drop(TaskId task, const std::string& why) = 0;
+  // Cancels a task of the run (a served instance's `chorus cancel`): one that has not started
+  // ends cancelled with `why` and so does what depends on it; a running one is stopped (its
+  // launcher's cancel) and ends cancelled when the launcher reports it. A task already finished
+  // is left alone. Errors: invalid_argument for an unknown id.
+  virtual Status cancel(TaskId task, const std::string& why) = 0;
   // Whether `task` was dropped, in this session or (on resume) an earlier one.
   virtual bool dropped(TaskId task) const = 0;
   // The loop's clock (CoordinatorOptions::clock, or the real one).
@@ -80,6 +85,14 @@ using TaskDoneHandler =
 // every turn.
 using TurnHandler = std::function<std::optional<TimePoint>(TimePoint now, TaskSubmitter&)>;
 
+// Where a task of a served instance belongs (CoordinatorOptions::home_of). The views must stay
+// valid while the task runs.
+struct TaskHome {
+  std::string_view run_id;        // its CHORUS_RUN_ID
+  std::string_view log_dir;       // absolute; its <task>.<attempt>.{out,err} go there
+  const RunAs* run_as = nullptr;  // the user it runs as; null = the coordinator's
+};
+
 struct CoordinatorOptions {
   std::string log_dir;  // absolute; task stdout/stderr go to <log_dir>/<task>.<attempt>.{out,err}
   bool fail_fast = false;  // after the first task fails for good, start nothing new
@@ -98,6 +111,15 @@ struct CoordinatorOptions {
   // Where the nodes' telemetry comes from (the agents backend's); nullptr = none. Asked once per
   // loop turn before tasks are placed; must outlive run().
   NodeFactsSource* facts = nullptr;
+  // A served instance (api/served_instance.hpp): work keeps arriving through on_turn, so the loop
+  // waits on when every task is done, and ends only when cancelled.
+  bool open_ended = false;
+  // Readable when work arrives from outside the loop (for on_turn to take); -1 = none. Polled
+  // with the launchers' fds; on_turn empties it.
+  int wake_fd = -1;
+  // A served instance's tasks belong to several runs: where each one does. Unset: every task is
+  // this run's (run_id, log_dir, the coordinator's user).
+  std::function<TaskHome(const TaskSpec&)> home_of;
 };
 
 struct FailedTask {

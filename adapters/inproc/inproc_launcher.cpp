@@ -60,6 +60,10 @@ std::optional<std::string> current_task_env(std::string_view key) {
 }
 
 Result<LaunchHandle> InprocLauncher::launch(const LaunchRequest& request) {
+  if (request.run_as != nullptr) {
+    return invalid_argument("this site runs tasks as the coordinator's own user only, not as " +
+                            request.run_as->name);
+  }
   if (!init_error_.ok()) return init_error_;
   if (request.spec == nullptr) return invalid_argument("launch request without a task spec");
   if (!request.spec->fn) {

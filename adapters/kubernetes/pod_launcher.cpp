@@ -100,6 +100,10 @@ void PodLauncher::worker() {
 }
 
 Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
+  if (request.run_as != nullptr) {
+    return invalid_argument("this site runs tasks as the coordinator's own user only, not as " +
+                            request.run_as->name);
+  }
   if (run_.empty()) {
     run_ = label_value(env_value(request.env, "CHORUS_RUN_ID"));
     if (run_.empty())

@@ -151,7 +151,8 @@ LocalLauncher::Proc* LocalLauncher::find(LaunchHandle handle) {
 
 const char* const* LocalLauncher::build_env(const LaunchRequest& request, Status& error) {
   const TaskSpec& spec = *request.spec;
-  std::size_t extra = spec.env.size() + spec.params.size() + request.env.size();
+  std::size_t extra =
+      spec.env.size() + spec.params.size() + request.env.size() + run_as_env_.size();
   if (extra == 0) return base_envp_.data();
 
   // Sized before any pointer is taken: growing it later would move the strings.
@@ -185,7 +186,7 @@ const char* const* LocalLauncher::build_env(const LaunchRequest& request, Status
     return true;
   };
   if (!add(spec.env, "env") || !add(spec.params, "params") ||
-      !add(request.env, "the run's environment")) {
+      !add(request.env, "the run's environment") || !add(run_as_env_, "the user it runs as")) {
     return nullptr;
   }
   envp_.push_back(nullptr);
@@ -226,7 +227,18 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
   if (spec.cmd.empty()) return invalid_argument("task '" + spec.name + "' has no command to run");
 
   argv_.clear();
+  run_as_env_.clear();
   bool search_path = false;
+  if (request.run_as != nullptr) {
+    // setpriv (util-linux) switches to the user and execs the command in place: the task's pid,
+    // process group and start time stay those the launcher watches. posix_spawn cannot switch
+    // users itself. Capabilities go with the switch away from root (no keep-caps).
+    const RunAs& who = *request.run_as;
+    run_as_args_ = {"/usr/bin/setpriv", "--reuid=" + std::to_string(who.uid),
+                    "--regid=" + std::to_string(who.gid), "--init-groups", "--"};
+    for (std::string& a : run_as_args_) argv_.push_back(a.data());
+    run_as_env_ = {{"HOME", who.home}, {"USER", who.name}, {"LOGNAME", who.name}};
+  }
   if (spec.cmd.uses_shell()) {
     argv_.push_back(const_cast<char*>("/bin/sh"));
     argv_.push_back(const_cast<char*>("-c"));
@@ -234,7 +246,8 @@ Result<LaunchHandle> LocalLauncher::launch(const LaunchRequest& request) {
   } else {
     // posix_spawn does not modify argv; the API just predates const.
     for (const std::string& arg : spec.cmd.argv) argv_.push_back(const_cast<char*>(arg.c_str()));
-    search_path = spec.cmd.argv.front().find('/') == std::string::npos;
+    // Under setpriv, setpriv searches PATH for the command.
+    search_path = request.run_as == nullptr && spec.cmd.argv.front().find('/') == std::string::npos;
   }
   argv_.push_back(nullptr);
 

@@ -149,6 +149,10 @@ class LocalLauncher final : public Launcher {
   std::vector<std::string> env_storage_;
   std::unordered_map<std::string_view, std::size_t> extra_index_;
   std::vector<char*> argv_;
+  // A task run as another user (LaunchRequest::run_as): setpriv's options and that user's
+  // HOME/USER/LOGNAME.
+  std::vector<std::string> run_as_args_;
+  KeyValues run_as_env_;
   std::vector<char> buffer_;  // one copy buffer for every pipe (64 KiB)
 };
 

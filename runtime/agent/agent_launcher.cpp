@@ -551,6 +551,10 @@ std::size_t AgentLauncher::refused_peers() const {
 }
 
 Result<LaunchHandle> AgentLauncher::launch(const LaunchRequest& request) {
+  if (request.run_as != nullptr) {
+    return invalid_argument("this site runs tasks as the coordinator's own user only, not as " +
+                            request.run_as->name);
+  }
   if (request.spec == nullptr) return invalid_argument("launch request without a task spec");
   const TaskSpec& spec = *request.spec;
   if ((spec.kind != TaskKind::executable && spec.kind != TaskKind::service) || spec.cmd.empty()) {
