@@ -597,7 +597,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
 
   TaskHome home_of(const TaskSpec& spec) const {
     if (options_.home_of) return options_.home_of(spec);
-    return TaskHome{run_id_, options_.log_dir, nullptr};
+    return TaskHome{run_id_, options_.log_dir, spec.name, nullptr};
   }
 
   void fill_request(const TaskSpec& spec, const TaskRuntime& r) {
@@ -617,14 +617,14 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     if (spec.kind == TaskKind::function && spec.uses.empty()) return;
     request_.workdir = spec.workdir.empty() ? default_workdir_ : spec.workdir;
     const TaskHome home = home_of(spec);
-    request_.stdout_path = log_path(home.log_dir, spec.name, r.attempt, "out");
-    request_.stderr_path = log_path(home.log_dir, spec.name, r.attempt, "err");
+    request_.stdout_path = log_path(home.log_dir, home.name, r.attempt, "out");
+    request_.stderr_path = log_path(home.log_dir, home.name, r.attempt, "err");
     request_.run_as = home.run_as;
     request_.env.clear();
     request_.env.emplace_back("CHORUS_RUN_ID", home.run_id);
     if (!options_.run_token.empty())
       request_.env.emplace_back("CHORUS_RUN_TOKEN", options_.run_token);
-    request_.env.emplace_back("CHORUS_TASK", spec.name);
+    request_.env.emplace_back("CHORUS_TASK", home.name);
     request_.env.emplace_back("CHORUS_ATTEMPT", std::to_string(r.attempt));
     request_.env.emplace_back("CHORUS_NODE", request_.node);
     for (ServiceId s : spec.uses) {
@@ -774,7 +774,8 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
             FailedTask{spec.name, state, message,
                        spec.kind == TaskKind::function
                            ? std::string{}
-                           : log_path(home_of(spec).log_dir, spec.name, r.attempt, "err")});
+                           : log_path(home_of(spec).log_dir, home_of(spec).name, r.attempt,
+                                      "err")});
         if (options_.fail_fast)
           cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
         break;

@@ -89,7 +89,8 @@ using TurnHandler = std::function<std::optional<TimePoint>(TimePoint now, TaskSu
 // valid while the task runs.
 struct TaskHome {
   std::string_view run_id;        // its CHORUS_RUN_ID
-  std::string_view log_dir;       // absolute; its <task>.<attempt>.{out,err} go there
+  std::string_view log_dir;       // absolute; its <name>.<attempt>.{out,err} go there
+  std::string_view name;          // its name in its run (CHORUS_TASK, the log files)
   const RunAs* run_as = nullptr;  // the user it runs as; null = the coordinator's
 };
 

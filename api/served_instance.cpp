@@ -1,0 +1,520 @@
+#include "api/served_instance.hpp"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "adapters/local/process_identity.hpp"
+#include "api/run_policies.hpp"
+#include "api/run_workflow.hpp"
+#include "core/host_name.hpp"
+#include "runtime/backends/local_backend.hpp"
+#include "runtime/coordinator.hpp"
+#include "runtime/orphans.hpp"
+#include "runtime/served_journal.hpp"
+#include "runtime/store/submission_store.hpp"
+#include "workflows/workflow_loader.hpp"
+
+namespace chorus {
+namespace {
+
+// One run of the instance, from acceptance to its end. Created on the submitting thread, owned
+// by the coordinator's thread once taken from the inbox.
+struct ServedRun {
+  RunInfo info;
+  WorkflowGraph graph;
+  std::string log_dir;
+  std::optional<RunAs> run_as;
+  std::vector<TaskId> global;  // local id -> the coordinator's id
+  std::int64_t ended = 0;
+  bool bad = false;               // a task failed, timed out or was cancelled
+  bool cancel_requested = false;  // chorus cancel
+  bool finished = false;
+};
+
+// A topological order of the graph's tasks (dependencies first): the coordinator takes a
+// submitted task's dependencies by id, so they must be submitted before it.
+std::vector<TaskId> topological_order(const WorkflowGraph& graph) {
+  const std::size_t n = graph.tasks.size();
+  std::vector<std::uint32_t> waiting(n, 0);
+  std::vector<std::vector<TaskId>> dependents(n);
+  for (const TaskSpec& t : graph.tasks) {
+    waiting[t.id] = static_cast<std::uint32_t>(t.after.size());
+    for (TaskId d : t.after) dependents[d].push_back(t.id);
+  }
+  std::vector<TaskId> order;
+  order.reserve(n);
+  for (TaskId id = 0; id < n; ++id) {
+    if (waiting[id] == 0) order.push_back(id);
+  }
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    for (TaskId d : dependents[order[i]]) {
+      if (--waiting[d] == 0) order.push_back(d);
+    }
+  }
+  return order;  // validate_graph refused cycles, so every task is here
+}
+
+Status make_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return io_error("cannot create " + dir + ": " + ec.message());
+  return {};
+}
+
+// <state>/serve.token: the instance's token, drawn once, kept across restarts (how a restart
+// finds the tasks the killed instance left running).
+Result<std::string> instance_token(const std::string& state_dir) {
+  const std::string path = state_dir + "/serve.token";
+  std::ifstream in(path);
+  std::string token;
+  if (in >> token && token.size() == 32) return token;
+  token = new_run_token();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return io_error("cannot write " + path);
+  const std::string line = token + "\n";
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  if (!ok) return io_error("cannot write " + path);
+  return token;
+}
+
+}  // namespace
+
+class ServedInstance::Impl {
+ public:
+  ServedInstanceOptions options;
+  std::string token;
+  std::unique_ptr<ExecutionBackend> own_backend;
+  ExecutionBackend* backend = nullptr;
+  RunPolicies policies;
+  std::unique_ptr<PlacementPolicy> placed;
+  std::vector<NodeInfo> nodes;
+  Resources largest;
+
+  // The submitting thread's connections.
+  std::unique_ptr<StateStore> submit_journal;
+  std::unique_ptr<SubmissionStore> submissions;
+
+  // The coordinator's thread.
+  std::unique_ptr<StateStore> journal;
+  std::unique_ptr<ServedJournal> routed;
+  WorkflowGraph empty_graph;
+  RunState previous;  // resumed runs' records, under the coordinator's names
+  std::vector<std::unique_ptr<ServedRun>> active;
+  std::vector<std::pair<ServedRun*, TaskId>> route;  // by the coordinator's id
+  std::unordered_map<std::string, ServedRun*> by_id;
+  std::unique_ptr<Coordinator> coordinator;
+  std::thread thread;
+  CancelToken cancel;
+  int wake = -1;
+  std::atomic<bool> stopping{false};
+
+  // Between the two.
+  mutable std::mutex mutex;
+  std::vector<std::unique_ptr<ServedRun>> inbox;
+  std::vector<std::string> cancels;
+  std::vector<std::pair<std::string, std::uint32_t>> owners;  // oldest first
+  std::unordered_map<std::string, std::uint32_t> owner_index;
+
+  ~Impl() {
+    if (wake >= 0) ::close(wake);
+  }
+
+  void post(std::unique_ptr<ServedRun> run) {
+    {
+      std::lock_guard lock(mutex);
+      inbox.push_back(std::move(run));
+    }
+    wake_up();
+  }
+  void wake_up() {
+    const std::uint64_t one = 1;
+    (void)!::write(wake, &one, sizeof one);
+  }
+
+  // ---- The coordinator's thread.
+
+  std::optional<TimePoint> on_turn(TaskSubmitter& submitter) {
+    std::uint64_t drained = 0;
+    (void)!::read(wake, &drained, sizeof drained);
+    std::vector<std::unique_ptr<ServedRun>> taken;
+    std::vector<std::string> to_cancel;
+    {
+      std::lock_guard lock(mutex);
+      taken.swap(inbox);
+      to_cancel.swap(cancels);
+    }
+    for (auto& run : taken) {
+      ServedRun& r = *run;
+      by_id[r.info.id] = &r;
+      active.push_back(std::move(run));
+      r.global.assign(r.graph.tasks.size(), kNoTask);
+      for (TaskId local : topological_order(r.graph)) {
+        TaskSpec s = r.graph.tasks[local];
+        s.name = r.info.id + "/" + s.name;
+        s.user = r.run_as ? r.run_as->name : s.user;  // the instance's users share, not names
+        if (!s.job.empty()) s.job = r.info.id + "/" + s.job;
+        if (s.workdir.empty()) s.workdir = r.graph.workdir;
+        for (TaskId& d : s.after) d = r.global[d];
+        // Routed before it is submitted: submit() may already journal its end (a dependency
+        // that failed in an earlier session) or count it as done.
+        const auto next = static_cast<TaskId>(route.size());
+        route.emplace_back(&r, local);
+        routed->add_route(next, r.info.id, local, r.graph.tasks[local].name);
+        auto id = submitter.submit(std::move(s));
+        if (!id.ok() || *id != next) {
+          std::fprintf(stderr, "chorus serve: run %s: task '%s' not taken: %s\n",
+                       r.info.id.c_str(), r.graph.tasks[local].name.c_str(),
+                       id.ok() ? "id out of step" : id.status().message().c_str());
+          route.pop_back();
+          r.bad = true;
+          ++r.ended;
+          continue;
+        }
+        r.global[local] = *id;
+      }
+      maybe_finish(r);
+    }
+    for (const std::string& id : to_cancel) {
+      auto it = by_id.find(id);
+      if (it == by_id.end() || it->second->finished) continue;
+      it->second->cancel_requested = true;
+      for (TaskId g : it->second->global) {
+        if (g != kNoTask) (void)submitter.cancel(g, "run cancelled (chorus cancel)");
+      }
+    }
+    return std::nullopt;
+  }
+
+  void on_task_done(const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
+    if (spec.id >= route.size()) return;
+    ServedRun& r = *route[spec.id].first;
+    ++r.ended;
+    if (outcome != TaskState::succeeded && !submitter.dropped(spec.id)) r.bad = true;
+    maybe_finish(r);
+  }
+
+  // Ends the run in the journal once each of its tasks has ended (never while the instance
+  // stops: the tasks it stops then run again when it restarts).
+  void maybe_finish(ServedRun& r) {
+    if (r.finished || stopping.load() ||
+        r.ended < static_cast<std::int64_t>(r.graph.tasks.size())) {
+      return;
+    }
+    r.finished = true;
+    r.info.status = r.cancel_requested ? RunStatus::cancelled
+                    : r.bad            ? RunStatus::failed
+                                       : RunStatus::succeeded;
+    r.info.updated = wall_seconds_now();
+    r.info.coordinator_pid = 0;
+    r.info.coordinator_start = 0;
+    if (Status s = journal->update_run(r.info); !s.ok()) {
+      std::fprintf(stderr, "chorus serve: run %s: %s\n", r.info.id.c_str(), s.message().c_str());
+    }
+    (void)journal->forget_task_groups(r.info.id);
+  }
+
+  TaskHome home_of(const TaskSpec& spec) const {
+    const auto& [run, local] = route[spec.id];
+    return TaskHome{run->info.id, run->log_dir, run->graph.tasks[local].name,
+                    run->run_as ? &*run->run_as : nullptr};
+  }
+
+  // ---- Accepting.
+
+  Result<WorkflowGraph> load(const std::string& text, const std::string& path,
+                             const std::string& cwd) const {
+    WorkflowLoadOptions lo;
+    lo.base_dir = cwd;
+    lo.largest_node = largest;
+    lo.machine_phrase = "this instance's nodes";
+    auto graph = parse_workflow_text(text, path, lo);
+    if (!graph.ok()) return graph.status();
+    if (graph->tasks.empty()) return invalid_argument(path + ": the workflow has no tasks");
+    if (!graph->services.empty()) {
+      return invalid_argument(path + ": workflow services are not supported in a served "
+                                     "instance yet; run this workflow with chorus run");
+    }
+    if (!graph->repeats.empty()) {
+      return invalid_argument(path + ": repeat groups are not supported in a served instance "
+                                     "yet; run this workflow with chorus run");
+    }
+    if (Status s = validate_graph(*graph); !s.ok()) return s;
+    return graph;
+  }
+
+  RunInfo fresh_info(const WorkflowGraph& graph) const {
+    RunInfo info;
+    info.workflow_name = graph.name;
+    info.workflow_path = graph.source_path;
+    info.workdir = graph.workdir;
+    info.status = RunStatus::running;
+    info.created = info.updated = wall_seconds_now();
+    info.total_tasks = static_cast<std::int64_t>(graph.tasks.size());
+    mark_ours(info);
+    info.nodes = nodes;
+    return info;
+  }
+
+  void mark_ours(RunInfo& info) const {
+    info.coordinator_pid = getpid();
+    info.coordinator_start = process_start_ticks(getpid()).value_or(0);
+    info.boot_id = boot_id();
+    info.host = host_name();
+    info.token = token;
+  }
+
+  std::optional<RunAs> run_as_of(const Submitter& who) const {
+    if (::geteuid() != 0 || who.uid == 0) return std::nullopt;
+    return RunAs{who.uid, who.gid, who.name, who.home};
+  }
+
+  void remember_owner(const std::string& run_id, std::uint32_t uid) {
+    std::lock_guard lock(mutex);
+    if (owner_index.emplace(run_id, uid).second) owners.emplace_back(run_id, uid);
+  }
+
+  // The accepted runs that had not ended: into the inbox, with their records for the
+  // coordinator's resume; their orphans killed first.
+  Status resume_accepted() {
+    auto all = submissions->all();
+    if (!all.ok()) return all.status();
+    std::unordered_map<std::string, bool> accepted;
+    for (const Submission& s : *all) {
+      accepted[s.run_id] = true;
+      remember_owner(s.run_id, s.uid);
+      auto info = journal->find_run(s.run_id);
+      if (!info.ok() || info->status != RunStatus::running) continue;
+      auto graph = load(s.workflow_text, s.workflow_path, s.cwd);
+      auto state = journal->replay(info->id);
+      if (!graph.ok() || !state.ok()) {
+        info->status = RunStatus::failed;
+        info->updated = wall_seconds_now();
+        info->coordinator_pid = 0;
+        (void)journal->update_run(*info);
+        std::fprintf(stderr, "chorus serve: run %s cannot be resumed: %s\n", info->id.c_str(),
+                     (graph.ok() ? state.status() : graph.status()).message().c_str());
+        continue;
+      }
+      auto groups = journal->task_groups(info->id);
+      if (groups.ok()) kill_orphans_of_run(*info, *groups, *state);
+      (void)journal->forget_task_groups(info->id);
+      auto run = std::make_unique<ServedRun>();
+      run->info = *info;
+      mark_ours(run->info);
+      run->info.updated = wall_seconds_now();
+      if (Status u = journal->update_run(run->info); !u.ok()) return u;
+      run->graph = std::move(*graph);
+      run->log_dir = run_log_dir(options.state_dir, run->info.id);
+      Submitter who{s.uid, 0, s.user, {}};
+      if (s.uid != 0 && ::geteuid() == 0) who = lookup(s.uid, s.user);
+      run->run_as = run_as_of(who);
+      for (TaskRecord rec : state->tasks) {
+        rec.name = run->info.id + "/" + rec.name;
+        previous.tasks.push_back(std::move(rec));
+      }
+      std::lock_guard lock(mutex);
+      inbox.push_back(std::move(run));
+    }
+    // Runs of this instance that were created but never acknowledged (killed in between).
+    auto listed = journal->list_runs();
+    if (listed.ok()) {
+      for (RunInfo& info : *listed) {
+        if (info.token != token || info.status != RunStatus::running || accepted[info.id]) {
+          continue;
+        }
+        info.status = RunStatus::failed;
+        info.coordinator_pid = 0;
+        info.updated = wall_seconds_now();
+        (void)journal->update_run(info);
+      }
+    }
+    return {};
+  }
+
+  static Submitter lookup(std::uint32_t uid, const std::string& fallback_name);
+};
+
+}  // namespace chorus
+
+namespace chorus {
+
+Submitter ServedInstance::Impl::lookup(std::uint32_t uid, const std::string& fallback_name) {
+  Submitter who{uid, uid, fallback_name, "/"};
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+    who.gid = pw.pw_gid;
+    who.name = pw.pw_name;
+    who.home = pw.pw_dir;
+  }
+  return who;
+}
+
+ServedInstance::ServedInstance(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ServedInstance::~ServedInstance() {
+  stop();
+}
+
+Result<std::unique_ptr<ServedInstance>> ServedInstance::start(
+    const ServedInstanceOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  Impl& m = *impl;
+  m.options = options;
+  if (Status s = make_dir(options.state_dir); !s.ok()) return s;
+  auto token = instance_token(options.state_dir);
+  if (!token.ok()) return token.status();
+  m.token = *token;
+
+  m.backend = options.backend;
+  if (m.backend == nullptr) {
+    m.own_backend = make_local_backend({});
+    m.backend = m.own_backend.get();
+  }
+  m.nodes = m.backend->nodes();
+  for (const NodeInfo& n : m.nodes) {
+    m.largest.cores = std::max(m.largest.cores, n.capacity.cores);
+    m.largest.memory_mb = std::max(m.largest.memory_mb, n.capacity.memory_mb);
+    m.largest.gpus = std::max(m.largest.gpus, n.capacity.gpus);
+  }
+  RunOptions ro;
+  ro.queue = options.queue;
+  ro.placement = options.placement;
+  m.empty_graph.name = "serve";
+  auto policies = make_run_policies(m.empty_graph, ro);
+  if (!policies.ok()) return invalid_argument(policies.status().message());
+  m.policies = std::move(*policies);
+  m.placed = m.backend->wrap_placement(std::move(m.policies.placement));
+
+  const std::string db = journal_path(options.state_dir);
+  auto journal = open_sqlite_store(db);
+  if (!journal.ok()) return journal.status();
+  m.journal = std::move(*journal);
+  if (Status s = m.journal->check_integrity(); !s.ok()) return s;
+  auto submit_journal = open_sqlite_store(db);
+  if (!submit_journal.ok()) return submit_journal.status();
+  m.submit_journal = std::move(*submit_journal);
+  auto submissions = SubmissionStore::open(options.state_dir + "/serve.db");
+  if (!submissions.ok()) return submissions.status();
+  m.submissions = std::move(*submissions);
+  m.routed = std::make_unique<ServedJournal>(*m.journal);
+
+  m.wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (m.wake < 0) return io_error("eventfd failed");
+  if (Status s = m.resume_accepted(); !s.ok()) return s;
+
+  CoordinatorOptions copts;
+  copts.log_dir = options.state_dir + "/runs";
+  copts.run_token = m.token;
+  copts.open_ended = true;
+  copts.wake_fd = m.wake;
+  copts.on_turn = [&m](TimePoint, TaskSubmitter& submitter) { return m.on_turn(submitter); };
+  copts.on_task_done = [&m](const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
+    m.on_task_done(spec, outcome, submitter);
+  };
+  copts.home_of = [&m](const TaskSpec& spec) { return m.home_of(spec); };
+  m.coordinator = std::make_unique<Coordinator>(m.empty_graph, *m.routed, "serve", m.nodes,
+                                                *m.policies.queue, *m.placed,
+                                                m.backend->launchers(), copts, &m.cancel);
+  m.thread = std::thread([&m] {
+    auto ended = m.coordinator->run(&m.previous);
+    if (!ended.ok()) {
+      std::fprintf(stderr, "chorus serve: the coordinator stopped: %s\n",
+                   ended.status().message().c_str());
+    }
+  });
+  return std::unique_ptr<ServedInstance>(new ServedInstance(std::move(impl)));
+}
+
+Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
+  Impl& m = *impl_;
+  if (m.stopping.load()) return Status(ErrorCode::cancelled, "the instance is stopping");
+  if (::geteuid() != 0 && request.who.uid != ::geteuid()) {
+    return invalid_argument(
+        "this instance runs as uid " + std::to_string(::geteuid()) +
+        " and accepts that user's submissions only (run chorus serve as root to serve several "
+        "users: each run's tasks then run as their submitter)");
+  }
+  const std::string key = request.key.empty() ? new_run_token() : request.key;
+  if (auto seen = m.submissions->find(request.who.uid, key); !seen.ok()) {
+    return seen.status();
+  } else if (seen->has_value()) {
+    return Accepted{(*seen)->run_id, true};
+  }
+  auto graph = m.load(request.workflow_text, request.workflow_path, request.cwd);
+  if (!graph.ok()) return graph.status();
+  auto run = std::make_unique<ServedRun>();
+  auto created = m.submit_journal->create_run(m.fresh_info(*graph));
+  if (!created.ok()) return created.status();
+  run->info = *created;
+  run->graph = std::move(*graph);
+  run->log_dir = run_log_dir(m.options.state_dir, run->info.id);
+  if (Status s = make_dir(run->log_dir); !s.ok()) return s;
+  run->run_as = m.run_as_of(request.who);
+  Submission sub{request.who.uid, request.who.name, key, run->info.id, request.workflow_path,
+                 request.workflow_text, request.cwd, wall_seconds_now()};
+  if (Status s = m.submissions->add(sub); !s.ok()) {
+    // A racing retry of the same key won: this run was never acknowledged.
+    run->info.status = RunStatus::failed;
+    run->info.coordinator_pid = 0;
+    (void)m.submit_journal->update_run(run->info);
+    if (auto seen = m.submissions->find(request.who.uid, key); seen.ok() && seen->has_value()) {
+      return Accepted{(*seen)->run_id, true};
+    }
+    return s;
+  }
+  m.remember_owner(run->info.id, request.who.uid);
+  Accepted accepted{run->info.id, false};
+  m.post(std::move(run));
+  return accepted;
+}
+
+Status ServedInstance::cancel(const std::string& run_id) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard lock(m.mutex);
+    if (m.owner_index.count(run_id) == 0) return not_found("no run " + run_id + " here");
+    m.cancels.push_back(run_id);
+  }
+  m.wake_up();
+  return {};
+}
+
+std::optional<std::uint32_t> ServedInstance::owner_of(const std::string& run_id) const {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->owner_index.find(run_id);
+  if (it == impl_->owner_index.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::pair<std::string, std::uint32_t>> ServedInstance::runs() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->owners;
+}
+
+void ServedInstance::stop() {
+  Impl& m = *impl_;
+  if (m.stopping.exchange(true)) return;
+  m.cancel.request();
+  if (m.thread.joinable()) m.thread.join();
+}
+
+const std::string& ServedInstance::token() const {
+  return impl_->token;
+}
+
+}  // namespace chorus
