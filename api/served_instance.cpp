@@ -175,8 +175,8 @@ class ServedInstance::Impl {
         routed->add_route(next, r.info.id, local, r.graph.tasks[local].name);
         auto id = submitter.submit(std::move(s));
         if (!id.ok() || *id != next) {
-          std::fprintf(stderr, "chorus serve: run %s: task '%s' not taken: %s\n",
-                       r.info.id.c_str(), r.graph.tasks[local].name.c_str(),
+          std::fprintf(stderr, "chorus serve: run %s: task '%s' not taken: %s\n", r.info.id.c_str(),
+                       r.graph.tasks[local].name.c_str(),
                        id.ok() ? "id out of step" : id.status().message().c_str());
           route.pop_back();
           r.bad = true;
@@ -244,12 +244,14 @@ class ServedInstance::Impl {
     if (!graph.ok()) return graph.status();
     if (graph->tasks.empty()) return invalid_argument(path + ": the workflow has no tasks");
     if (!graph->services.empty()) {
-      return invalid_argument(path + ": workflow services are not supported in a served "
-                                     "instance yet; run this workflow with chorus run");
+      return invalid_argument(path +
+                              ": workflow services are not supported in a served "
+                              "instance yet; run this workflow with chorus run");
     }
     if (!graph->repeats.empty()) {
-      return invalid_argument(path + ": repeat groups are not supported in a served instance "
-                                     "yet; run this workflow with chorus run");
+      return invalid_argument(path +
+                              ": repeat groups are not supported in a served instance "
+                              "yet; run this workflow with chorus run");
     }
     if (Status s = validate_graph(*graph); !s.ok()) return s;
     return graph;
@@ -364,6 +366,10 @@ Submitter ServedInstance::Impl::lookup(std::uint32_t uid, const std::string& fal
   return who;
 }
 
+Submitter submitter_of(std::uint32_t uid) {
+  return ServedInstance::Impl::lookup(uid, std::to_string(uid));
+}
+
 ServedInstance::ServedInstance(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 ServedInstance::~ServedInstance() {
@@ -427,9 +433,9 @@ Result<std::unique_ptr<ServedInstance>> ServedInstance::start(
     m.on_task_done(spec, outcome, submitter);
   };
   copts.home_of = [&m](const TaskSpec& spec) { return m.home_of(spec); };
-  m.coordinator = std::make_unique<Coordinator>(m.empty_graph, *m.routed, "serve", m.nodes,
-                                                *m.policies.queue, *m.placed,
-                                                m.backend->launchers(), copts, &m.cancel);
+  m.coordinator =
+      std::make_unique<Coordinator>(m.empty_graph, *m.routed, "serve", m.nodes, *m.policies.queue,
+                                    *m.placed, m.backend->launchers(), copts, &m.cancel);
   m.thread = std::thread([&m] {
     auto ended = m.coordinator->run(&m.previous);
     if (!ended.ok()) {
@@ -465,8 +471,8 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   run->log_dir = run_log_dir(m.options.state_dir, run->info.id);
   if (Status s = make_dir(run->log_dir); !s.ok()) return s;
   run->run_as = m.run_as_of(request.who);
-  Submission sub{request.who.uid, request.who.name, key, run->info.id, request.workflow_path,
-                 request.workflow_text, request.cwd, wall_seconds_now()};
+  Submission sub{request.who.uid,       request.who.name,      key,         run->info.id,
+                 request.workflow_path, request.workflow_text, request.cwd, wall_seconds_now()};
   if (Status s = m.submissions->add(sub); !s.ok()) {
     // A racing retry of the same key won: this run was never acknowledged.
     run->info.status = RunStatus::failed;

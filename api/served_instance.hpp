@@ -34,8 +34,8 @@ namespace chorus {
 class ExecutionBackend;
 
 struct ServedInstanceOptions {
-  std::string state_dir;          // absolute
-  std::string queue = "uwfq";     // every run's tasks together
+  std::string state_dir;       // absolute
+  std::string queue = "uwfq";  // every run's tasks together
   std::string placement = "first-fit";
   ExecutionBackend* backend = nullptr;  // started; null = this machine
 };
@@ -46,6 +46,10 @@ struct Submitter {
   std::string name;  // login name (from the password database)
   std::string home;
 };
+
+// The password database's entry of `uid` (name, primary group, home); the uid itself as the
+// name when it has none.
+Submitter submitter_of(std::uint32_t uid);
 
 struct SubmitRequest {
   Submitter who;

@@ -12,6 +12,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
+#include "cli/serve_client.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -22,12 +23,18 @@ void add_cancel_command(CLI::App& app) {
     std::string run;
     std::string state_dir;
     std::string wait = "60s";
+    std::string server;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("run", a->run, "Run id (or 'latest')")->required();
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
   cmd->add_option("--wait", a->wait, "How long to wait for the run to stop")->default_str("60s");
+  cmd->add_option("--server", a->server, "A served instance's socket (default: CHORUS_SERVER)");
   cmd->callback([a] {
+    if (auto server = chosen_server(a->server, a->state_dir)) {
+      call_server(*server, {{"op", "cancel"}, {"run", a->run}}, false);
+      return;
+    }
     const Output out = Output::for_command(false);
     auto wait = parse_duration(a->wait);
     if (!wait.ok()) {

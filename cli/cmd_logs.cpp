@@ -12,6 +12,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
+#include "cli/serve_client.hpp"
 #include "core/host_name.hpp"
 #include "core/text.hpp"
 #include "runtime/agent/log_fetch.hpp"
@@ -70,6 +71,7 @@ void add_logs_command(CLI::App& app) {
     unsigned attempt = 0;
     bool only_out = false;
     bool only_err = false;
+    std::string server;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("run", a->run, "Run id (or 'latest')")->required();
@@ -78,7 +80,19 @@ void add_logs_command(CLI::App& app) {
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
   cmd->add_flag("--stdout", a->only_out, "Only stdout");
   cmd->add_flag("--stderr", a->only_err, "Only stderr");
+  cmd->add_option("--server", a->server, "A served instance's socket (default: CHORUS_SERVER)");
   cmd->callback([a] {
+    if (auto server = chosen_server(a->server, a->state_dir)) {
+      call_server(*server,
+                  {{"op", "logs"},
+                   {"run", a->run},
+                   {"task", a->task},
+                   {"attempt", a->attempt},
+                   {"stdout", a->only_out},
+                   {"stderr", a->only_err}},
+                  false);
+      return;
+    }
     // The task's own output is copied byte for byte (not a result Output formats); what went
     // wrong goes through Output.
     const Output out = Output::for_command(false);

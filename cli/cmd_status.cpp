@@ -1,55 +1,14 @@
 // chorus status [RUN]: a run's state from the journal (default: the latest run).
 // --nodes: the run's nodes, their capacities, what runs on each and what ran there.
-#include <map>
-
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
+#include "cli/serve_client.hpp"
+#include "cli/status_report.hpp"
 
 namespace chorus::cli {
 namespace {
-
-std::vector<NodeUse> node_use(StateStore& store, const RunInfo& run, const RunState& state) {
-  std::vector<NodeUse> nodes;
-  std::map<std::string, std::size_t> index;
-  for (const auto& n : run.nodes) {
-    index[n.name] = nodes.size();
-    nodes.push_back({n, {}, 0, 0, 0});
-  }
-  auto events = store.events(run.id);
-  if (!events.ok()) return nodes;
-  // Where each task's latest attempt was placed (several nodes for a spread MPI task), and with
-  // how many cores on each.
-  std::map<TaskId, std::vector<std::pair<std::size_t, int>>> placed;
-  for (const auto& e : *events) {
-    if (e.state == TaskState::running && !e.node.empty()) {
-      auto& where = placed[e.task];
-      where.clear();
-      for (auto& part : split_node_field(e.node, e.cores)) {
-        auto it = index.find(part.node);
-        if (it == index.end()) {
-          it = index.emplace(part.node, nodes.size()).first;
-          nodes.push_back({NodeInfo{part.node, {}}, {}, 0, 0, 0});
-        }
-        nodes[it->second].attempts += 1;
-        where.emplace_back(it->second, part.cores);
-      }
-    } else if ((e.state == TaskState::failed || e.state == TaskState::timed_out) &&
-               placed.count(e.task) != 0) {
-      for (const auto& [node, cores] : placed[e.task]) nodes[node].failed += 1;
-    }
-  }
-  for (const auto& t : state.tasks) {
-    auto it = placed.find(t.task);
-    if (t.state != TaskState::running || it == placed.end()) continue;
-    for (const auto& [node, cores] : it->second) {
-      nodes[node].running.push_back(t.name);
-      nodes[node].busy_cores += cores;
-    }
-  }
-  return nodes;
-}
 
 void add_status_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("status", "Show a run's progress from the journal");
@@ -59,6 +18,7 @@ void add_status_command(CLI::App& app) {
     bool json = false;
     bool all = false;
     bool nodes = false;
+    std::string server;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("run", a->run, "Run id, a unique prefix, or 'latest'")->default_str("latest");
@@ -67,17 +27,18 @@ void add_status_command(CLI::App& app) {
   cmd->add_flag("--tasks", a->all, "List every task with its state");
   cmd->add_flag("--nodes", a->nodes,
                 "List the run's nodes: capacity, what runs on each, attempts and failures there");
+  cmd->add_option("--server", a->server, "A served instance's socket (default: CHORUS_SERVER)");
   cmd->callback([a] {
+    if (auto server = chosen_server(a->server, a->state_dir)) {
+      call_server(*server,
+                  {{"op", "status"}, {"run", a->run}, {"tasks", a->all}, {"nodes", a->nodes}},
+                  a->json);
+      return;
+    }
     const Output out = Output::for_command(a->json);
     auto [store, run] = open_run_or_exit(a->state_dir, a->run);
     auto state = replay_or_exit(*store, run);
-    RunStatusReport report{run, effective_status(run), 0, {}, 0, state.tasks, a->all, {}};
-    for (const auto& t : state.tasks) ++report.counts[static_cast<std::size_t>(t.state)];
-    std::int64_t seen = static_cast<std::int64_t>(state.tasks.size());
-    report.not_started = std::max<std::int64_t>(0, run.total_tasks - seen);
-    double end = report.status == RunStatus::running ? wall_seconds_now() : run.updated;
-    report.elapsed_s = end - run.created;
-    if (a->nodes) report.nodes = node_use(*store, run, state);
+    const RunStatusReport report = make_status_report(*store, run, state, a->all, a->nodes);
     out.run_status(report);
   });
 }

@@ -35,6 +35,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/json_text.hpp"
 #include "cli/output/output.hpp"
+#include "cli/serve_client.hpp"
 #include "cli/workflow_input.hpp"
 
 namespace chorus::cli {
@@ -50,6 +51,10 @@ struct SubmitArgs {
   std::string output;
   std::string state_dir;
   bool parsable = false;
+  // To a served instance (chorus serve): --server, CHORUS_SERVER, or the state folder's socket.
+  std::string server;
+  std::string key;
+  bool json = false;
   // --kubernetes
   bool kubernetes = false;
   std::string kubeconfig, context, namespace_name;
@@ -140,6 +145,28 @@ Status record_submission(const std::string& state_dir, const nlohmann::json& rec
 
 int submit_kubernetes(const SubmitArgs& a);
 
+// The file's text goes to the instance, which checks it (file:line:col errors come back) and
+// answers with the run id at once. The key makes a retry after a lost reply safe.
+int submit_to_server(const SubmitArgs& a, const std::string& server) {
+  const Output out = Output::for_command(a.json);
+  std::ifstream in(a.file, std::ios::binary);
+  if (!in) {
+    out.error("cannot read " + a.file + ": " + std::strerror(errno));
+    return kExitBadInput;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::error_code ec;
+  nlohmann::json request{
+      {"op", "submit"},
+      {"path", std::filesystem::absolute(a.file, ec).lexically_normal().string()},
+      {"text", text.str()},
+      {"cwd", std::filesystem::current_path(ec).string()},
+      {"key", a.key.empty() ? new_run_token() : a.key}};
+  call_server(server, std::move(request), a.json);
+  return kExitOk;
+}
+
 int submit_command(const SubmitArgs& a) {
   const Output out = Output::for_command(false);
   if (a.slurm && a.kubernetes) {
@@ -148,7 +175,10 @@ int submit_command(const SubmitArgs& a) {
   }
   if (a.kubernetes) return submit_kubernetes(a);
   if (!a.slurm) {
-    out.error("chorus submit needs a target: --slurm or --kubernetes");
+    if (auto server = chosen_server(a.server, a.state_dir)) return submit_to_server(a, *server);
+    out.error(
+        "chorus submit needs a target: a served instance (--server, CHORUS_SERVER), --slurm or "
+        "--kubernetes");
     return kExitBadInput;
   }
   if (a.nodes < 1) {
@@ -424,6 +454,13 @@ void add_submit_command(CLI::App& app) {
                   "State folder for the run and submissions.json (default: .chorus here; with "
                   "--kubernetes: the coordinator's journal on the nodes, default WORKDIR/.chorus)");
   cmd->add_flag("--parsable", a->parsable, "Print only the job id (the Pod's name)");
+  cmd->add_option("--server", a->server,
+                  "A served instance's socket (chorus serve; default: CHORUS_SERVER, else the "
+                  "state folder's serve.sock)");
+  cmd->add_option("--key", a->key,
+                  "With a server: a submission key of yours; submitting again with the same key "
+                  "returns the same run (safe retries)");
+  cmd->add_flag("--json", a->json, "With a server: print {\"run\": ID, \"again\": bool}");
   cmd->add_flag("--kubernetes", a->kubernetes,
                 "Run the coordinator as a Pod on a Kubernetes cluster, its tasks as Pods");
   cmd->add_option("--kubeconfig", a->kubeconfig,

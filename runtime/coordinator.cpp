@@ -770,12 +770,11 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         break;
       default:
         failed_for_good_ = true;
-        failures_.push_back(
-            FailedTask{spec.name, state, message,
-                       spec.kind == TaskKind::function
-                           ? std::string{}
-                           : log_path(home_of(spec).log_dir, home_of(spec).name, r.attempt,
-                                      "err")});
+        failures_.push_back(FailedTask{
+            spec.name, state, message,
+            spec.kind == TaskKind::function
+                ? std::string{}
+                : log_path(home_of(spec).log_dir, home_of(spec).name, r.attempt, "err")});
         if (options_.fail_fast)
           cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
         break;

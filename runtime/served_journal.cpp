@@ -30,7 +30,8 @@ Status ServedJournal::append(std::string_view, std::span<const TaskEvent> events
   };
   for (const TaskEvent& e : events) {
     const Route* r = route(e.task);
-    if (r == nullptr) return internal_error("journal: task id " + std::to_string(e.task) + " has no run");
+    if (r == nullptr)
+      return internal_error("journal: task id " + std::to_string(e.task) + " has no run");
     TaskEvent& out = batch_of(r->run_id).events.emplace_back(e);
     out.task = r->local;
     out.name = r->name;

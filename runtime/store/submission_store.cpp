@@ -61,8 +61,8 @@ Result<std::unique_ptr<SubmissionStore>> SubmissionStore::open(const std::string
   }
   std::unique_ptr<SubmissionStore> store(new SubmissionStore(db, path));
   sqlite3_busy_timeout(db, 10000);
-  if (sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", nullptr,
-                   nullptr, nullptr) != SQLITE_OK ||
+  if (sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", nullptr, nullptr,
+                   nullptr) != SQLITE_OK ||
       sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
     return store->failure("cannot set up the submissions table");
   }
@@ -73,8 +73,7 @@ SubmissionStore::~SubmissionStore() {
   sqlite3_close(db_);
 }
 
-Result<std::optional<Submission>> SubmissionStore::find(std::uint32_t uid,
-                                                         const std::string& key) {
+Result<std::optional<Submission>> SubmissionStore::find(std::uint32_t uid, const std::string& key) {
   Statement q;
   const std::string sql = std::string(kColumns) + " WHERE uid = ?1 AND key = ?2";
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &q.stmt, nullptr) != SQLITE_OK) {
@@ -100,8 +99,7 @@ Status SubmissionStore::add(const Submission& s) {
   int i = 2;
   for (const std::string* text :
        {&s.user, &s.key, &s.run_id, &s.workflow_path, &s.workflow_text, &s.cwd}) {
-    sqlite3_bind_text(q.stmt, i++, text->c_str(), static_cast<int>(text->size()),
-                      SQLITE_TRANSIENT);
+    sqlite3_bind_text(q.stmt, i++, text->c_str(), static_cast<int>(text->size()), SQLITE_TRANSIENT);
   }
   sqlite3_bind_double(q.stmt, 8, s.created);
   const int rc = sqlite3_step(q.stmt);

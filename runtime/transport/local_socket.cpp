@@ -172,8 +172,8 @@ Result<std::string> LocalClientSocket::request(std::string_view request, int tim
   }
   zmq_pollitem_t in{socket_, 0, ZMQ_POLLIN, 0};
   if (zmq_poll(&in, 1, timeout_ms) <= 0) {
-    return Status(ErrorCode::unavailable, "no reply from the server within " +
-                                              std::to_string(timeout_ms / 1000) + " s");
+    return Status(ErrorCode::unavailable,
+                  "no reply from the server within " + std::to_string(timeout_ms / 1000) + " s");
   }
   zmq_msg_t msg;
   zmq_msg_init(&msg);
