@@ -35,6 +35,7 @@ class ServedJournal final : public StateStore {
     return inner_.latest_run_of(path);
   }
   Result<std::vector<RunInfo>> list_runs() override { return inner_.list_runs(); }
+  using StateStore::append;
   // `run_id` (the instance's own) is ignored: each record goes to its task's run.
   Status append(std::string_view run_id, std::span<const TaskEvent> events,
                 std::span<const TaskGroup> groups,
