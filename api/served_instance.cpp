@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "adapters/local/process_identity.hpp"
 #include "api/run_policies.hpp"
@@ -293,9 +294,9 @@ class ServedInstance::Impl {
   Status resume_accepted() {
     auto all = submissions->all();
     if (!all.ok()) return all.status();
-    std::unordered_map<std::string, bool> accepted;
+    std::unordered_set<std::string> accepted;
     for (const Submission& s : *all) {
-      accepted[s.run_id] = true;
+      accepted.insert(s.run_id);
       remember_owner(s.run_id, s.uid);
       auto info = journal->find_run(s.run_id);
       if (!info.ok() || info->status != RunStatus::running) continue;
@@ -334,7 +335,8 @@ class ServedInstance::Impl {
     auto listed = journal->list_runs();
     if (listed.ok()) {
       for (RunInfo& info : *listed) {
-        if (info.token != token || info.status != RunStatus::running || accepted[info.id]) {
+        if (info.token != token || info.status != RunStatus::running ||
+            accepted.count(info.id) != 0) {
           continue;
         }
         info.status = RunStatus::failed;

@@ -183,14 +183,10 @@ class Server {
 
   int status(const nlohmann::json& req, const PeerCredentials& who, const Output& out) {
     auto run = find(text(req, "run"), who);
-    if (!run.ok()) {
-      out.error(run.status().message());
-      return kExitBadInput;
-    }
-    auto state = journal_.replay(run->id);
+    auto state = run.ok() ? journal_.replay(run->id) : Result<RunState>(run.status());
     if (!state.ok()) {
       out.error(state.status().message());
-      return kExitError;
+      return run.ok() ? kExitError : kExitBadInput;
     }
     out.run_status(make_status_report(journal_, *run, *state, req.value("tasks", false),
                                       req.value("nodes", false)));
@@ -217,19 +213,16 @@ class Server {
 
   int logs(const nlohmann::json& req, const PeerCredentials& who, const Output& out) {
     auto run = find(text(req, "run"), who);
-    if (!run.ok()) {
-      out.error(run.status().message());
-      return kExitBadInput;
-    }
-    auto state = journal_.replay(run->id);
+    auto state = run.ok() ? journal_.replay(run->id) : Result<RunState>(run.status());
     if (!state.ok()) {
       out.error(state.status().message());
-      return kExitError;
+      return run.ok() ? kExitError : kExitBadInput;
     }
     const std::string task = text(req, "task");
     for (const TaskRecord& t : state->tasks) {
       if (t.name != task) continue;
-      const unsigned attempt = req.value("attempt", 0U) != 0 ? req.value("attempt", 0U) : t.attempt;
+      const unsigned asked = req.value("attempt", 0U);
+      const unsigned attempt = asked != 0 ? asked : t.attempt;
       const std::string dir = run_log_dir(state_dir_, run->id);
       auto copy = [&](const char* stream, std::FILE* to) {
         std::ifstream in(log_path(dir, t.name, attempt, stream), std::ios::binary);

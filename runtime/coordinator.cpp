@@ -595,6 +595,11 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     }
   }
 
+  std::string stderr_path_of(const TaskSpec& spec, std::uint32_t attempt) const {
+    const TaskHome home = home_of(spec);
+    return log_path(home.log_dir, home.name, attempt, "err");
+  }
+
   TaskHome home_of(const TaskSpec& spec) const {
     if (options_.home_of) return options_.home_of(spec);
     return TaskHome{run_id_, options_.log_dir, spec.name, nullptr};
@@ -772,9 +777,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         failed_for_good_ = true;
         failures_.push_back(FailedTask{
             spec.name, state, message,
-            spec.kind == TaskKind::function
-                ? std::string{}
-                : log_path(home_of(spec).log_dir, home_of(spec).name, r.attempt, "err")});
+            spec.kind == TaskKind::function ? std::string{} : stderr_path_of(spec, r.attempt)});
         if (options_.fail_fast)
           cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
         break;
