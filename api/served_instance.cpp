@@ -25,6 +25,7 @@
 #include "runtime/orphans.hpp"
 #include "runtime/served_journal.hpp"
 #include "runtime/store/submission_store.hpp"
+#include "schedulers/queue/user_cap_queue.hpp"
 #include "workflows/workflow_loader.hpp"
 
 namespace chorus {
@@ -37,6 +38,8 @@ struct ServedRun {
   WorkflowGraph graph;
   std::string log_dir;
   std::optional<RunAs> run_as;
+  std::uint32_t owner = 0;
+  std::string owner_name;      // every task's `user`: what fair sharing and limits go by
   std::vector<TaskId> global;  // local id -> the coordinator's id
   std::int64_t ended = 0;
   bool bad = false;               // a task failed, timed out or was cancelled
@@ -128,6 +131,7 @@ class ServedInstance::Impl {
   std::vector<std::string> cancels;
   std::vector<std::pair<std::string, std::uint32_t>> owners;  // oldest first
   std::unordered_map<std::string, std::uint32_t> owner_index;
+  std::unordered_map<std::uint32_t, std::int64_t> outstanding;  // tasks not ended, by owner
 
   ~Impl() {
     if (wake >= 0) ::close(wake);
@@ -165,7 +169,7 @@ class ServedInstance::Impl {
       for (TaskId local : topological_order(r.graph)) {
         TaskSpec s = r.graph.tasks[local];
         s.name = r.info.id + "/" + s.name;
-        s.user = r.run_as ? r.run_as->name : s.user;  // the instance's users share, not names
+        s.user = r.owner_name;  // the instance's users share, not the workflows' names
         if (!s.job.empty()) s.job = r.info.id + "/" + s.job;
         if (s.workdir.empty()) s.workdir = r.graph.workdir;
         for (TaskId& d : s.after) d = r.global[d];
@@ -181,7 +185,7 @@ class ServedInstance::Impl {
                        id.ok() ? "id out of step" : id.status().message().c_str());
           route.pop_back();
           r.bad = true;
-          ++r.ended;
+          ended_one(r);
           continue;
         }
         r.global[local] = *id;
@@ -202,9 +206,15 @@ class ServedInstance::Impl {
   void on_task_done(const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
     if (spec.id >= route.size()) return;
     ServedRun& r = *route[spec.id].first;
-    ++r.ended;
+    ended_one(r);
     if (outcome != TaskState::succeeded && !submitter.dropped(spec.id)) r.bad = true;
     maybe_finish(r);
+  }
+
+  void ended_one(ServedRun& r) {
+    ++r.ended;
+    std::lock_guard lock(mutex);
+    --outstanding[r.owner];
   }
 
   // Ends the run in the journal once each of its tasks has ended (never while the instance
@@ -324,11 +334,14 @@ class ServedInstance::Impl {
       Submitter who{s.uid, 0, s.user, {}};
       if (s.uid != 0 && ::geteuid() == 0) who = lookup(s.uid, s.user);
       run->run_as = run_as_of(who);
+      run->owner = s.uid;
+      run->owner_name = who.name;
       for (TaskRecord rec : state->tasks) {
         rec.name = run->info.id + "/" + rec.name;
         previous.tasks.push_back(std::move(rec));
       }
       std::lock_guard lock(mutex);
+      outstanding[s.uid] += static_cast<std::int64_t>(run->graph.tasks.size());
       inbox.push_back(std::move(run));
     }
     // Runs of this instance that were created but never acknowledged (killed in between).
@@ -349,6 +362,83 @@ class ServedInstance::Impl {
   }
 
   static Submitter lookup(std::uint32_t uid, const std::string& fallback_name);
+
+  // The config's weights, expanded to users, as the queue policy's `weights` option.
+  Status apply_weights() {
+    const ServeConfig& c = options.access.config();
+    if (c.user_weights.empty() && c.group_weights.empty()) return {};
+    OptionEntry weights;
+    weights.key = "weights";
+    weights.key_at = c.weights_at;
+    weights.value.kind = OptionValue::Kind::map;
+    weights.value.at = c.weights_at;
+    for (const auto& [user, w] : options.access.user_weights()) {
+      OptionEntry e;
+      e.key = user;
+      e.key_at = c.weights_at;
+      e.value.text = std::to_string(w);
+      e.value.at = c.weights_at;
+      weights.value.items.push_back(std::move(e));
+    }
+    if (weights.value.items.empty()) return {};  // groups without members here
+    empty_graph.scheduler.options.set(std::move(weights));
+    return {};
+  }
+
+  // The config's running_cores limits, around the queue policy.
+  void cap_running_cores() {
+    const ServeConfig& c = options.access.config();
+    bool any = c.default_limits.running_cores.has_value();
+    for (const auto& [name, l] : c.user_limits) any = any || l.running_cores.has_value();
+    for (const auto& [name, l] : c.group_limits) any = any || l.running_cores.has_value();
+    if (!any) return;
+    policies.queue =
+        std::make_unique<UserCapQueue>(std::move(policies.queue), [this](const std::string& user) {
+          passwd pw{};
+          passwd* found = nullptr;
+          std::vector<char> buf(16384);
+          const std::uint32_t gid =
+              getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found
+                  ? pw.pw_gid
+                  : 0;
+          return options.access.limits_of(user, gid).running_cores;
+        });
+  }
+
+  // A refusal when the submission would pass one of the submitter's limits.
+  Status check_limits(const Submitter& who, const WorkflowGraph& graph) const {
+    if (who.uid == 0) return {};
+    const ServeLimits l = options.access.limits_of(who.name, who.gid);
+    const auto n = static_cast<std::int64_t>(graph.tasks.size());
+    if (l.queued_tasks) {
+      std::int64_t now = 0;
+      {
+        std::lock_guard lock(mutex);
+        auto it = outstanding.find(who.uid);
+        if (it != outstanding.end()) now = it->second;
+      }
+      if (now + n > *l.queued_tasks) {
+        return Status(ErrorCode::unavailable,
+                      "refused: " + who.name + " has " + std::to_string(now) +
+                          " tasks queued or running in this instance and this workflow adds " +
+                          std::to_string(n) + ", past the limit of " +
+                          std::to_string(*l.queued_tasks) + " (queued_tasks, " +
+                          l.queued_tasks_at.format() +
+                          "); submit again when some have finished, or split the workflow");
+      }
+    }
+    if (l.running_cores) {
+      for (const TaskSpec& t : graph.tasks) {
+        if (t.total().cores <= *l.running_cores) continue;
+        return Status(ErrorCode::unsatisfiable,
+                      "refused: task '" + t.name + "' asks for " + std::to_string(t.total().cores) +
+                          " cores but " + who.name + "'s tasks may hold at most " +
+                          std::to_string(*l.running_cores) + " at once (running_cores, " +
+                          l.running_cores_at.format() + ")");
+      }
+    }
+    return {};
+  }
 };
 
 }  // namespace chorus
@@ -390,7 +480,13 @@ Result<std::unique_ptr<ServedInstance>> ServedInstance::start(
 
   m.backend = options.backend;
   if (m.backend == nullptr) {
-    m.own_backend = make_local_backend({});
+    LocalBackendOptions lo;
+    if (options.cores > 0) {
+      NodeInfo machine = local_node_info();
+      machine.capacity.cores = options.cores;
+      lo.nodes = {machine};
+    }
+    m.own_backend = make_local_backend(std::move(lo));
     m.backend = m.own_backend.get();
   }
   m.nodes = m.backend->nodes();
@@ -403,9 +499,11 @@ Result<std::unique_ptr<ServedInstance>> ServedInstance::start(
   ro.queue = options.queue;
   ro.placement = options.placement;
   m.empty_graph.name = "serve";
+  if (Status s = m.apply_weights(); !s.ok()) return s;
   auto policies = make_run_policies(m.empty_graph, ro);
   if (!policies.ok()) return invalid_argument(policies.status().message());
   m.policies = std::move(*policies);
+  m.cap_running_cores();
   m.placed = m.backend->wrap_placement(std::move(m.policies.placement));
 
   const std::string db = journal_path(options.state_dir);
@@ -465,6 +563,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   }
   auto graph = m.load(request.workflow_text, request.workflow_path, request.cwd);
   if (!graph.ok()) return graph.status();
+  if (Status s = m.check_limits(request.who, *graph); !s.ok()) return s;
   auto run = std::make_unique<ServedRun>();
   auto created = m.submit_journal->create_run(m.fresh_info(*graph));
   if (!created.ok()) return created.status();
@@ -473,6 +572,8 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   run->log_dir = run_log_dir(m.options.state_dir, run->info.id);
   if (Status s = make_dir(run->log_dir); !s.ok()) return s;
   run->run_as = m.run_as_of(request.who);
+  run->owner = request.who.uid;
+  run->owner_name = request.who.name;
   Submission sub{request.who.uid,       request.who.name,      key,         run->info.id,
                  request.workflow_path, request.workflow_text, request.cwd, wall_seconds_now()};
   if (Status s = m.submissions->add(sub); !s.ok()) {
@@ -486,6 +587,10 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
     return s;
   }
   m.remember_owner(run->info.id, request.who.uid);
+  {
+    std::lock_guard lock(m.mutex);
+    m.outstanding[request.who.uid] += static_cast<std::int64_t>(run->graph.tasks.size());
+  }
   Accepted accepted{run->info.id, false};
   m.post(std::move(run));
   return accepted;
@@ -523,6 +628,16 @@ void ServedInstance::stop() {
 
 const std::string& ServedInstance::token() const {
   return impl_->token;
+}
+
+std::int64_t ServedInstance::outstanding_tasks(std::uint32_t uid) const {
+  std::lock_guard lock(impl_->mutex);
+  auto it = impl_->outstanding.find(uid);
+  return it == impl_->outstanding.end() ? 0 : it->second;
+}
+
+const ServeAccess& ServedInstance::access() const {
+  return impl_->options.access;
 }
 
 }  // namespace chorus

@@ -14,7 +14,7 @@
 // an ordinary user runs everything as that user and accepts its own user's submissions only.
 //
 // Not built yet: workflow services and repeat groups in served runs (refused at submission),
-// per-user weights from a config file, limits, TCP with CURVE, Slurm auto-allocation.
+// TCP with CURVE, Slurm auto-allocation.
 //
 // Threading: submit, cancel, owner_of and stop may be called from any one thread besides the
 // coordinator's own, which the instance starts.
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "api/serve_access.hpp"
 #include "core/status.hpp"
 #include "runtime/store/state_store.hpp"
 
@@ -38,6 +39,10 @@ struct ServedInstanceOptions {
   std::string queue = "uwfq";  // every run's tasks together
   std::string placement = "first-fit";
   ExecutionBackend* backend = nullptr;  // started; null = this machine
+  int cores = 0;  // with no backend: the cores of this machine handed out (0 = all)
+  // Admins, weights (the queue's `weights` option) and per-user limits: queued_tasks refuses a
+  // submission, running_cores holds tasks back (schedulers/queue/user_cap_queue.hpp).
+  ServeAccess access;
 };
 
 struct Submitter {
@@ -85,6 +90,9 @@ class ServedInstance {
   void stop();
   // The instance's token: every task carries it as CHORUS_RUN_TOKEN.
   const std::string& token() const;
+  // Tasks of the user's runs that have not ended.
+  std::int64_t outstanding_tasks(std::uint32_t uid) const;
+  const ServeAccess& access() const;
 
   class Impl;
 
