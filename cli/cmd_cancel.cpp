@@ -17,6 +17,28 @@
 namespace chorus::cli {
 namespace {
 
+// Until the served run `id` is no longer running, asking the server every 100 ms.
+void wait_for_served_run(const Output& out, const std::string& server, const std::string& id,
+                         Duration wait, const std::string& wait_text) {
+  const auto give_up = std::chrono::steady_clock::now() + wait;
+  const nlohmann::json ask{{"op", "status"}, {"run", id}, {"mode", "json"}};
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto reply = ask_server(server, ask);
+    if (!reply.ok()) {
+      out.error(reply.status().message());
+      throw CLI::RuntimeError(kExitError);
+    }
+    auto now = parse_run_status(reply->value("run_status", ""));
+    if (now && *now != RunStatus::running) {
+      out.run_ended(id, *now);
+      return;
+    }
+  }
+  out.error(id + " did not stop within " + wait_text);
+  throw CLI::RuntimeError(kExitError);
+}
+
 void add_cancel_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("cancel", "Cancel a run (its running tasks are stopped)");
   struct Args {
@@ -31,15 +53,17 @@ void add_cancel_command(CLI::App& app) {
   cmd->add_option("--wait", a->wait, "How long to wait for the run to stop")->default_str("60s");
   cmd->add_option("--server", a->server, "A served instance's socket (default: CHORUS_SERVER)");
   cmd->callback([a] {
-    if (auto server = chosen_server(a->server, a->state_dir)) {
-      call_server(*server, {{"op", "cancel"}, {"run", a->run}}, false);
-      return;
-    }
     const Output out = Output::for_command(false);
     auto wait = parse_duration(a->wait);
     if (!wait.ok()) {
       out.error("--wait: " + wait.status().message());
       throw CLI::RuntimeError(kExitBadInput);
+    }
+    if (auto server = chosen_server(a->server, a->state_dir)) {
+      nlohmann::json reply = call_server(*server, {{"op", "cancel"}, {"run", a->run}}, false);
+      if (!reply.contains("run")) return;  // it had ended already
+      wait_for_served_run(out, *server, reply["run"], *wait, a->wait);
+      return;
     }
     auto [store, run_info] = open_run_or_exit(a->state_dir, a->run);
     const RunInfo* run = &run_info;

@@ -4,6 +4,7 @@
 // printed (rendered here with the same output layer). Who asks is the kernel's word
 // (SO_PEERCRED): a user sees, reads and cancels only their own runs; root sees all.
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -22,12 +23,18 @@
 #include "cli/output/output.hpp"
 #include "cli/status_report.hpp"
 #include "runtime/log_paths.hpp"
+#include "runtime/transport/curve_keys.hpp"
 #include "runtime/transport/local_socket.hpp"
+#include "runtime/transport/message_socket.hpp"
+#include "workflows/serve_config.hpp"
 
 namespace chorus::cli {
 namespace {
 
-constexpr std::int64_t kMaxRequest = 16 << 20;  // a workflow file larger than 16 MiB is refused
+// A request larger than kMaxRequest gets a refusal; one past kMaxFrame never arrives: libzmq
+// drops that connection (the client then sees no reply).
+constexpr std::size_t kMaxRequest = 16 << 20;
+constexpr std::int64_t kMaxFrame = 64 << 20;
 
 // Output into two strings, for a reply.
 class Rendered {
@@ -69,9 +76,14 @@ class Rendered {
   std::unique_ptr<Output> output_;
 };
 
+// Bad requests, unknown runs and refusals by the limits are the client's to fix (2); the rest
+// is the server's (3).
 int exit_for(const Status& s) {
-  return s.code() == ErrorCode::invalid_argument || s.code() == ErrorCode::not_found ? kExitBadInput
-                                                                                     : kExitError;
+  const ErrorCode c = s.code();
+  return c == ErrorCode::invalid_argument || c == ErrorCode::not_found ||
+                 c == ErrorCode::unsatisfiable || c == ErrorCode::unavailable
+             ? kExitBadInput
+             : kExitError;
 }
 
 class Server {
@@ -79,7 +91,17 @@ class Server {
   Server(ServedInstance& instance, StateStore& journal, std::string state_dir)
       : instance_(instance), journal_(journal), state_dir_(std::move(state_dir)) {}
 
-  std::string handle(const std::string& payload, const PeerCredentials& who) {
+  // `key_user`: over TCP, the user whose key the connection authenticated with; a request that
+  // says it comes from another user is refused (that user's key is not theirs to use).
+  std::string handle(const std::string& payload, const PeerCredentials& who,
+                     const std::string* key_user = nullptr) {
+    if (payload.size() > kMaxRequest) {
+      Rendered r("plain");
+      r.out().error("request of " + std::to_string(payload.size()) + " bytes refused: at most " +
+                    std::to_string(kMaxRequest >> 20) +
+                    " MiB (a workflow that large is better written with foreach sweeps)");
+      return r.reply(kExitBadInput).dump();
+    }
     nlohmann::json req = nlohmann::json::parse(payload, nullptr, false);
     std::string mode = "plain";
     if (req.is_object() && req.contains("mode") && req["mode"].is_string()) mode = req["mode"];
@@ -88,9 +110,16 @@ class Server {
       r.out().error("the server takes one JSON object with an \"op\" per request");
       return r.reply(kExitBadInput).dump();
     }
+    if (key_user != nullptr && req.contains("user") && req["user"].is_string() &&
+        req["user"].get<std::string>() != *key_user) {
+      r.out().error("this key is " + *key_user + "'s, not " + req["user"].get<std::string>() +
+                    "'s: each user connects with their own (chorus keys)");
+      return r.reply(kExitBadInput).dump();
+    }
     try {
       const std::string op = req["op"];
       int code = kExitBadInput;
+      nlohmann::json extra = nlohmann::json::object();  // facts for the client, beside out/err
       if (op == "ping") {
         code = kExitOk;
       } else if (op == "submit") {
@@ -98,20 +127,40 @@ class Server {
       } else if (op == "list") {
         code = list(who, r.out());
       } else if (op == "status") {
-        code = status(req, who, r.out());
+        code = status(req, who, r.out(), extra);
       } else if (op == "cancel") {
-        code = cancel(req, who, r.out());
+        code = cancel(req, who, r.out(), extra);
       } else if (op == "logs") {
         code = logs(req, who, r.out());
       } else {
         r.out().error("unknown request '" + op +
                       "' (this server answers submit, list, status, cancel, logs)");
       }
-      return r.reply(code).dump();
+      nlohmann::json reply = r.reply(code);
+      reply.update(extra);
+      return reply.dump();
     } catch (const nlohmann::json::exception& e) {
       r.out().error(std::string("malformed request: ") + e.what());
       return r.reply(kExitBadInput).dump();
     }
+  }
+
+  // A request over TCP from the user `key_user` (the user id its key carries): that user's
+  // account on this machine is who asks.
+  std::string handle_tcp(const std::string& payload, const std::string& key_user) {
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (::getpwnam_r(key_user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 ||
+        found == nullptr) {
+      Rendered r("plain");
+      r.out().error("the key's user '" + key_user +
+                    "' has no account on the server's machine: runs execute as their submitter");
+      return r.reply(kExitBadInput).dump();
+    }
+    const PeerCredentials who{static_cast<std::uint32_t>(pw.pw_uid),
+                              static_cast<std::uint32_t>(pw.pw_gid), 0};
+    return handle(payload, who, &key_user);
   }
 
  private:
@@ -119,17 +168,29 @@ class Server {
     return req.contains(key) && req[key].is_string() ? req[key].get<std::string>() : "";
   }
 
+  // Root and the config's admins see every run.
+  bool admin(const PeerCredentials& who) const {
+    if (who.uid == 0) return true;
+    if (instance_.access().config().admin_users.empty() &&
+        instance_.access().config().admin_groups.empty()) {
+      return false;
+    }
+    const Submitter s = submitter_of(who.uid);
+    return instance_.access().is_admin(who.uid, s.name, s.gid);
+  }
+
   bool sees(const PeerCredentials& who, const std::string& run) const {
     auto owner = instance_.owner_of(run);
-    return owner && (who.uid == 0 || *owner == who.uid);
+    return owner && (*owner == who.uid || admin(who));
   }
 
   // The user's run named `asked` (an id, a unique prefix, "latest" = their newest).
   Result<RunInfo> find(const std::string& asked, const PeerCredentials& who) {
     if (asked == "latest" || asked.empty()) {
       auto runs = instance_.runs();
+      const bool all = admin(who);
       for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-        if (who.uid == 0 || it->second == who.uid) return journal_.find_run(it->first);
+        if (all || it->second == who.uid) return journal_.find_run(it->first);
       }
       return not_found("you have no runs in this instance");
     }
@@ -170,8 +231,9 @@ class Server {
 
   int list(const PeerCredentials& who, const Output& out) {
     std::vector<RunInfo> runs;
+    const bool all = admin(who);
     for (const auto& [id, owner] : instance_.runs()) {
-      if (who.uid != 0 && owner != who.uid) continue;
+      if (!all && owner != who.uid) continue;
       auto info = journal_.find_run(id);
       if (!info.ok()) continue;
       info->status = effective_status(*info);
@@ -181,19 +243,26 @@ class Server {
     return kExitOk;
   }
 
-  int status(const nlohmann::json& req, const PeerCredentials& who, const Output& out) {
+  // `extra` gets the run's id and its state ("run_status"), for `status --watch` and
+  // `cancel --wait` to know when it ended.
+  int status(const nlohmann::json& req, const PeerCredentials& who, const Output& out,
+             nlohmann::json& extra) {
     auto run = find(text(req, "run"), who);
     auto state = run.ok() ? journal_.replay(run->id) : Result<RunState>(run.status());
     if (!state.ok()) {
       out.error(state.status().message());
       return run.ok() ? kExitError : kExitBadInput;
     }
+    extra["run"] = run->id;
+    extra["run_status"] = to_string(effective_status(*run));
     out.run_status(make_status_report(journal_, *run, *state, req.value("tasks", false),
                                       req.value("nodes", false)));
     return kExitOk;
   }
 
-  int cancel(const nlohmann::json& req, const PeerCredentials& who, const Output& out) {
+  // `extra` gets the run's id, for `cancel --wait` to follow it.
+  int cancel(const nlohmann::json& req, const PeerCredentials& who, const Output& out,
+             nlohmann::json& extra) {
     auto run = find(text(req, "run"), who);
     if (!run.ok()) {
       out.error(run.status().message());
@@ -203,6 +272,7 @@ class Server {
       out.run_already_ended(run->id, run->status);
       return kExitOk;
     }
+    extra["run"] = run->id;  // only while it runs: there is something to wait for
     if (Status s = instance_.cancel(run->id); !s.ok()) {
       out.error(s.message());
       return exit_for(s);
@@ -244,21 +314,70 @@ class Server {
   std::string state_dir_;
 };
 
+// The instance's TCP listener: its own CURVE pair (<state>/serve.key, made on first start and
+// kept, so clients' copies of serve.pub stay valid) and every listed user key admitted with its
+// user's name as the id. There is no unencrypted TCP: ServerSocket is CURVE only.
+Result<std::unique_ptr<ServerSocket>> bind_tcp(
+    const std::string& state, const std::string& listen,
+    const std::map<std::string, std::vector<std::string>>& user_keys) {
+  auto keys = read_key_pair(state, "serve");
+  if (keys.status().code() == ErrorCode::not_found) {
+    keys = generate_curve_keypair();
+    if (!keys.ok()) return keys.status();
+    if (Status s = write_key_pair(state, "serve", *keys); !s.ok()) return s;
+  }
+  if (!keys.ok()) return keys.status();
+  ServerSocketOptions o;
+  o.endpoint = listen;
+  o.keys = *keys;
+  o.max_message = kMaxFrame;
+  for (const auto& [user, list] : user_keys) {
+    for (const std::string& k : list) o.allowed_peers.push_back({k, user});
+  }
+  return ServerSocket::bind(o);
+}
+
 void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "serve", "Run a long-lived instance that users submit workflows into (chorus submit)");
   struct Args {
     std::string state_dir;
-    std::string queue = "uwfq";
-    std::string placement = "first-fit";
+    std::string config;
+    std::string queue;
+    std::string placement;
+    int cores = 0;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
-  cmd->add_option("--queue", a->queue, "Queue policy over every user's tasks")->default_str("uwfq");
-  cmd->add_option("--placement", a->placement, "Placement policy")->default_str("first-fit");
+  cmd->add_option("--config", a->config,
+                  "serve.yaml: policies, cores, admins, weights per user and group, per-user "
+                  "limits (docs/serve.md)");
+  cmd->add_option("--queue", a->queue,
+                  "Queue policy over every user's tasks (default: the "
+                  "config's, else uwfq)");
+  cmd->add_option("--placement", a->placement,
+                  "Placement policy (default: the config's, else first-fit)");
+  cmd->add_option("--cores", a->cores,
+                  "Cores of this machine the instance hands out (default: the config's, else all)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->callback([a] {
     const Output out = Output::for_command(false);
     const bool root = ::geteuid() == 0;
+    ServeConfig config;
+    if (!a->config.empty()) {
+      auto loaded = load_serve_config(a->config);
+      if (!loaded.ok()) {
+        out.error(loaded.status().message());
+        throw CLI::RuntimeError(exit_for(loaded.status()));
+      }
+      config = std::move(*loaded);
+    }
+    const std::string queue = !a->queue.empty()       ? a->queue
+                              : !config.queue.empty() ? config.queue
+                                                      : "uwfq";
+    const std::string placement = !a->placement.empty()       ? a->placement
+                                  : !config.placement.empty() ? config.placement
+                                                              : "first-fit";
     // What the instance writes is its own: the journal holds every user's runs.
     ::umask(077);
     const std::string state = resolve_state_dir(a->state_dir);
@@ -273,7 +392,7 @@ void add_serve_command(CLI::App& app) {
     const int sigfd = signalfd(-1, &signals, SFD_CLOEXEC);
 
     const std::string path = state + "/serve.sock";
-    auto socket = LocalServerSocket::bind(path, root ? 0666 : 0600, kMaxRequest);
+    auto socket = LocalServerSocket::bind(path, root ? 0666 : 0600, kMaxFrame);
     if (!socket.ok()) {
       out.error(socket.status().message());
       throw CLI::RuntimeError(socket.status().code() == ErrorCode::unavailable ? kExitBadInput
@@ -281,8 +400,12 @@ void add_serve_command(CLI::App& app) {
     }
     ServedInstanceOptions options;
     options.state_dir = state;
-    options.queue = a->queue;
-    options.placement = a->placement;
+    options.queue = queue;
+    options.placement = placement;
+    options.cores = a->cores > 0 ? a->cores : static_cast<int>(config.cores);
+    options.access = ServeAccess(std::move(config));
+    const std::string listen = options.access.config().listen;
+    const auto user_keys = options.access.config().user_keys;
     auto instance = ServedInstance::start(options);
     if (!instance.ok()) {
       out.error(instance.status().message());
@@ -294,22 +417,54 @@ void add_serve_command(CLI::App& app) {
       throw CLI::RuntimeError(kExitError);
     }
     Server server(**instance, **journal, state);
+    std::unique_ptr<ServerSocket> tcp;
+    if (!listen.empty()) {
+      auto bound = bind_tcp(state, listen, user_keys);
+      if (!bound.ok()) {
+        out.error(bound.status().message());
+        (*instance)->stop();
+        throw CLI::RuntimeError(exit_for(bound.status()));
+      }
+      tcp = std::move(*bound);
+    }
     std::fprintf(stderr, "chorus serve: listening on %s (queue %s, %s)\n", path.c_str(),
-                 a->queue.c_str(), root ? "tasks run as their submitters" : "one user");
-    std::string peer, payload;
+                 queue.c_str(), root ? "tasks run as their submitters" : "one user");
+    if (tcp) {
+      std::fprintf(stderr, "chorus serve: listening on %s (CURVE; clients need %s/serve.pub)\n",
+                   tcp->endpoint().c_str(), state.c_str());
+    }
+    std::string peer, payload, key_user;
     while (true) {
-      pollfd fds[2] = {{(*socket)->fd(), POLLIN, 0}, {sigfd, POLLIN, 0}};
-      (void)::poll(fds, 2, 1000);
-      if (fds[1].revents & POLLIN) break;
-      while (true) {
-        PeerCredentials who;
-        auto got = (*socket)->receive(peer, payload, who);
-        if (!got.ok()) {
-          std::fprintf(stderr, "chorus serve: %s\n", got.status().message().c_str());
-          break;
+      pollfd fds[3] = {{sigfd, POLLIN, 0}, {(*socket)->fd(), POLLIN, 0}, {-1, POLLIN, 0}};
+      if (tcp) fds[2].fd = tcp->fd();
+      (void)::poll(fds, tcp ? 3 : 2, 1000);
+      if (fds[0].revents & POLLIN) break;
+      // Both sockets' fds are edge-triggered: drain each until empty, and again while a send
+      // may have consumed a signal (readable()).
+      bool more = true;
+      while (more) {
+        more = false;
+        while (true) {
+          PeerCredentials who;
+          auto got = (*socket)->receive(peer, payload, who);
+          if (!got.ok()) {
+            std::fprintf(stderr, "chorus serve: %s\n", got.status().message().c_str());
+            break;
+          }
+          if (!*got) break;
+          (void)(*socket)->send(peer, server.handle(payload, who));
+          more = true;
         }
-        if (!*got) break;
-        (void)(*socket)->send(peer, server.handle(payload, who));
+        while (tcp) {
+          auto got = tcp->receive(peer, payload, &key_user);
+          if (!got.ok()) {
+            std::fprintf(stderr, "chorus serve: %s\n", got.status().message().c_str());
+            break;
+          }
+          if (!*got) break;
+          (void)tcp->send(peer, server.handle_tcp(payload, key_user));
+          more = true;
+        }
       }
     }
     std::fprintf(stderr, "chorus serve: stopping; the runs resume when it starts again\n");

@@ -114,6 +114,31 @@ Status write_agent_keys(const std::string& dir, const AgentKeys& keys) {
   return write_secret_file(dir + "/agent.key", keys.agent.secret_key);
 }
 
+Status write_key_pair(const std::string& dir, const std::string& stem, const CurveKeyPair& pair) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return io_error("cannot create key folder " + dir + ": " + ec.message());
+  if (Status s = write_secret_file(dir + "/" + stem + ".key", pair.secret_key); !s.ok()) return s;
+  if (Status s = write_secret_file(dir + "/" + stem + ".pub", pair.public_key); !s.ok()) return s;
+  // The public half is for others to read.
+  if (::chmod((dir + "/" + stem + ".pub").c_str(), 0644) != 0) {
+    return io_error("cannot chmod " + dir + "/" + stem + ".pub: " + std::strerror(errno));
+  }
+  return {};
+}
+
+Result<CurveKeyPair> read_key_pair(const std::string& dir, const std::string& stem) {
+  auto pub = read_key_file(dir + "/" + stem + ".pub", false);
+  if (!pub.ok()) return pub.status();
+  auto sec = read_key_file(dir + "/" + stem + ".key", true);
+  if (!sec.ok()) return sec.status();
+  return CurveKeyPair{*pub, *sec};
+}
+
+Result<std::string> read_public_key(const std::string& path) {
+  return read_key_file(path, false);
+}
+
 Result<AgentKeys> read_agent_keys(const std::string& dir) {
   AgentKeys keys;
   auto server = read_key_file(dir + "/coordinator.pub", false);

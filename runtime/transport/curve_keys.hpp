@@ -37,6 +37,16 @@ struct AgentKeys {
 // Errors: io_error naming the file and the OS's words.
 Status write_agent_keys(const std::string& dir, const AgentKeys& keys);
 
+// One pair as two files, <dir>/<stem>.key (0600) and <dir>/<stem>.pub (0644), for a served
+// instance's own pair and its TCP clients' (`chorus keys`). `dir` is created when missing.
+// Errors: io_error naming the file.
+Status write_key_pair(const std::string& dir, const std::string& stem, const CurveKeyPair& pair);
+// Errors: not_found (a file missing), invalid_argument (a malformed key, or a secret key file
+// that group or others may read: "chmod 600 <file>"), io_error.
+Result<CurveKeyPair> read_key_pair(const std::string& dir, const std::string& stem);
+// A file holding one public key. Errors: as read_key_pair's.
+Result<std::string> read_public_key(const std::string& path);
+
 // Reads the three files. Errors: not_found (a file missing), invalid_argument (a malformed key,
 // or a file that group or others may read: "chmod 600 <file>"), io_error.
 Result<AgentKeys> read_agent_keys(const std::string& dir);

@@ -133,6 +133,9 @@ Result<std::unique_ptr<ServerSocket>> ServerSocket::bind(const ServerSocketOptio
   set_int(s->socket_, ZMQ_SNDHWM, 0);            // batches are bounded by the coordinator instead
   set_int(s->socket_, ZMQ_RCVHWM, 0);
   set_int(s->socket_, ZMQ_CURVE_SERVER, 1);
+  if (options.max_message > 0) {
+    zmq_setsockopt(s->socket_, ZMQ_MAXMSGSIZE, &options.max_message, sizeof options.max_message);
+  }
   if (Status st = apply_curve_keys(s->socket_, ZMQ_CURVE_SECRETKEY, options.keys.secret_key,
                                    "server secret key");
       !st.ok()) {

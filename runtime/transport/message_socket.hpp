@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,6 +41,8 @@ struct ServerSocketOptions {
   std::string endpoint;
   CurveKeyPair keys;                       // the server's pair
   std::vector<AllowedPeer> allowed_peers;  // admitted clients
+  // Frames larger than this are refused by libzmq, which drops that connection; -1 = no limit.
+  std::int64_t max_message = -1;
 };
 
 class ServerSocket {

@@ -1,0 +1,595 @@
+// chorus serve with real processes: the instance as root, two real Unix users made here
+// (useradd), submissions through the real CLI over the Unix socket, SIGKILL and restart, many
+// concurrent clients, malformed requests on the socket itself.
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "runtime/transport/local_socket.hpp"
+#include "support/process.hpp"
+
+using namespace chorus::test;
+
+namespace {
+
+// A Unix user made for one test case, removed with its files when the case ends.
+class TestUser {
+ public:
+  explicit TestUser(const std::string& suffix)
+      : name_("chs" + std::to_string(::getpid() % 100000) + suffix) {
+    auto r = run_process({"useradd", "--no-create-home", "--shell", "/bin/sh", name_}, "/");
+    REQUIRE_MESSAGE(r.exit_code == 0, "useradd " << name_ << ": " << r.err);
+    auto id = run_process({"id", "-u", name_}, "/");
+    uid_ = std::stoul(id.out);
+    gid_ = std::stoul(run_process({"id", "-g", name_}, "/").out);
+  }
+  ~TestUser() { (void)run_process({"userdel", "--force", name_}, "/"); }
+  const std::string& name() const { return name_; }
+  unsigned uid() const { return uid_; }
+  // A folder of its own under `parent` (which must be reachable by it).
+  std::string home_in(const std::string& parent) const {
+    const std::string dir = parent + "/" + name_;
+    ::mkdir(dir.c_str(), 0700);
+    REQUIRE(::chown(dir.c_str(), uid_, gid_) == 0);
+    return dir;
+  }
+  // The chorus binary run as this user.
+  // HOME is `cwd`; `env` adds to it.
+  ProcessResult chorus(const std::vector<std::string>& args, const std::string& cwd,
+                       std::map<std::string, std::string> env = {}) const {
+    std::vector<std::string> argv{
+        "setpriv",       "--reuid", std::to_string(uid_), "--regid", std::to_string(gid_),
+        "--init-groups", "--",      chorus_bin()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    env["HOME"] = cwd;
+    env["USER"] = name_;
+    return run_process(argv, cwd, env);
+  }
+  void write(const std::string& path, const std::string& text) const {
+    write_file(path, text);
+    REQUIRE(::chown(path.c_str(), uid_, gid_) == 0);
+  }
+
+ private:
+  std::string name_;
+  unsigned uid_ = 0, gid_ = 0;
+};
+
+// `chorus serve` on a state folder of its own, stopped (SIGTERM, then SIGKILL) at the end.
+class Served {
+ public:
+  Served(const TempDir& dir, std::vector<std::string> extra = {}) : dir_(dir.path()) {
+    ::chmod(dir_.c_str(), 0755);  // the users reach their folders and the socket through it
+    state_ = dir_ + "/state";
+    extra_ = std::move(extra);
+    start();
+  }
+  ~Served() { stop(SIGTERM); }
+  void start() {
+    std::vector<std::string> argv{chorus_bin(), "serve", "--state", state_};
+    argv.insert(argv.end(), extra_.begin(), extra_.end());
+    pid_ = start_process(argv, dir_);
+    REQUIRE_MESSAGE(eventually([&] { return log().find("listening on") != std::string::npos; }, 30),
+                    log());
+  }
+  // Returns the exit code.
+  int stop(int signal_number) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, signal_number);
+    int code = wait_process(pid_);
+    pid_ = -1;
+    return code;
+  }
+  std::string socket() const { return state_ + "/serve.sock"; }
+  const std::string& state() const { return state_; }
+  std::string log() const { return read_file(dir_ + "/bg.err"); }
+
+ private:
+  std::string dir_, state_;
+  std::vector<std::string> extra_;
+  pid_t pid_ = -1;
+};
+
+ProcessResult as_root(const Served& s, std::vector<std::string> args, const std::string& cwd) {
+  args.push_back("--server");
+  args.push_back(s.socket());
+  return run_chorus(args, cwd);
+}
+
+ProcessResult as_user(const TestUser& u, const Served& s, std::vector<std::string> args,
+                      const std::string& cwd) {
+  args.push_back("--server");
+  args.push_back(s.socket());
+  return u.chorus(args, cwd);
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// The run's status word through the server, as `who` (nullptr: root).
+std::string run_status(const Served& s, const std::string& run, const TestUser* who,
+                       const std::string& cwd) {
+  std::vector<std::string> args{"status", run, "--json"};
+  auto r = who != nullptr ? as_user(*who, s, args, cwd) : as_root(s, args, cwd);
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  if (!j.is_object() || !j.contains("status")) return "";
+  return j["status"].get<std::string>();
+}
+
+bool root_or_skip() {
+  if (::geteuid() == 0) return true;
+  MESSAGE("skipped: needs root (useradd, tasks run as their submitters)");
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("Integration.Serve.UsersSeeOnlyTheirOwnRuns") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  TestUser alice("a"), bob("b"), admin("m");
+  write_file(dir / "serve.yaml", "admins: {users: [" + admin.name() + "]}\n");
+  Served served(dir, {"--config", dir / "serve.yaml"});
+  const std::string ahome = alice.home_in(dir.path()), bhome = bob.home_in(dir.path());
+  const std::string mhome = admin.home_in(dir.path());
+  const std::string wf = "name: mine\ntasks:\n  - name: who\n    command: \"id -u > who.txt\"\n";
+  alice.write(ahome + "/wf.yaml", wf);
+  bob.write(bhome + "/wf.yaml", wf);
+
+  auto a = as_user(alice, served, {"submit", "wf.yaml"}, ahome);
+  REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+  auto b = as_user(bob, served, {"submit", "wf.yaml"}, bhome);
+  REQUIRE_MESSAGE(b.exit_code == 0, b.err);
+  const std::string arun = trimmed(a.out), brun = trimmed(b.out);
+  CHECK(arun != brun);
+  REQUIRE(eventually([&] { return run_status(served, arun, &alice, ahome) == "succeeded"; }));
+  REQUIRE(eventually([&] { return run_status(served, brun, &bob, bhome) == "succeeded"; }));
+
+  // Each task ran as its submitter, in the submitter's folder.
+  CHECK(trimmed(read_file(ahome + "/who.txt")) == std::to_string(alice.uid()));
+  CHECK(trimmed(read_file(bhome + "/who.txt")) == std::to_string(bob.uid()));
+  struct stat st {};
+  REQUIRE(::stat((ahome + "/who.txt").c_str(), &st) == 0);
+  CHECK(st.st_uid == alice.uid());
+
+  // Lists: each their own; root and the config's admin all.
+  auto alist = as_user(alice, served, {"list", "--json"}, ahome);
+  REQUIRE(alist.exit_code == 0);
+  CHECK(alist.out.find(arun) != std::string::npos);
+  CHECK(alist.out.find(brun) == std::string::npos);
+  auto blist = as_user(bob, served, {"list", "--json"}, bhome);
+  CHECK(blist.out.find(brun) != std::string::npos);
+  CHECK(blist.out.find(arun) == std::string::npos);
+  auto rlist = as_root(served, {"list", "--json"}, dir.path());
+  CHECK(rlist.out.find(arun) != std::string::npos);
+  CHECK(rlist.out.find(brun) != std::string::npos);
+  auto mlist = as_user(admin, served, {"list", "--json"}, mhome);
+  CHECK(mlist.out.find(arun) != std::string::npos);
+  CHECK(mlist.out.find(brun) != std::string::npos);
+
+  // Bob cannot read, follow or cancel Alice's run; the message says why.
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"status", arun}, {"logs", arun, "who"}, {"cancel", arun}}) {
+    auto r = as_user(bob, served, args, bhome);
+    CHECK_MESSAGE(r.exit_code == 2, args[0] << ": " << r.out << r.err);
+    CHECK(r.err.find("no run '" + arun + "' of yours") != std::string::npos);
+  }
+  auto own = as_user(alice, served, {"logs", arun, "who"}, ahome);
+  CHECK(own.exit_code == 0);
+  auto by_admin = as_user(admin, served, {"status", arun}, mhome);
+  CHECK_MESSAGE(by_admin.exit_code == 0, by_admin.err);
+
+  // `chorus list --state` of the served folder goes through the server (alice's runs only); the
+  // journal files themselves are not readable by the users.
+  auto through = alice.chorus({"list", "--json", "--state", served.state()}, ahome);
+  CHECK_MESSAGE(through.exit_code == 0, through.err);
+  CHECK(through.out.find(brun) == std::string::npos);
+  for (const char* file : {"/chorus.db", "/serve.db"}) {
+    auto peek = run_process(
+        {"setpriv", "--reuid", std::to_string(alice.uid()), "--regid", std::to_string(alice.uid()),
+         "--clear-groups", "--", "/bin/cat", served.state() + file},
+        ahome);
+    CHECK_MESSAGE(peek.exit_code != 0, file << " read by a user: " << peek.out.size() << " bytes");
+  }
+}
+
+// The order in which one core starts Alice's 8 tasks and Bob's 4 (submitted after hers) under
+// `config`: root's gate holds the core until both have submitted, then each task appends its
+// letter to a shared file.
+std::string start_order(const std::string& config) {
+  TempDir dir;
+  TestUser alice("a"), bob("b");
+  write_file(dir / "serve.yaml", "cores: 1\n" + config);
+  std::string text = read_file(dir / "serve.yaml");
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"ALICE", alice.name()},
+                                 std::pair<std::string, std::string>{"BOB", bob.name()}}) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from)) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  write_file(dir / "serve.yaml", text);
+  Served served(dir, {"--config", dir / "serve.yaml"});
+  const std::string shared = dir / "shared";
+  ::mkdir(shared.c_str(), 0777);
+  ::chmod(shared.c_str(), 0777);
+  write_file(shared + "/order.log", "");
+  ::chmod((shared + "/order.log").c_str(), 0666);
+  write_file(dir / "gate.yaml", "name: gate\ntasks:\n  - name: wait\n    command: \"while [ ! -e " +
+                                    shared + "/open ]; do sleep 0.05; done\"\n");
+  auto g = as_root(served, {"submit", "gate.yaml"}, dir.path());
+  REQUIRE_MESSAGE(g.exit_code == 0, g.err);
+  REQUIRE(eventually(
+      [&] { return run_status(served, trimmed(g.out), nullptr, dir.path()) == "running"; }));
+  std::vector<std::pair<std::string, std::string>> runs;  // run id, home
+  auto flood = [&](const TestUser& u, char letter, int tasks) {
+    const std::string home = u.home_in(dir.path());
+    u.write(home + "/wf.yaml", "name: flood\ntasks:\n  - name: t\n    foreach: {i: \"range(0, " +
+                                   std::to_string(tasks) +
+                                   ")\"}\n    estimate: 1s\n    command: \"echo " +
+                                   std::string(1, letter) + " >> " + shared + "/order.log\"\n");
+    auto r = as_user(u, served, {"submit", "wf.yaml"}, home);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    runs.emplace_back(trimmed(r.out), home);
+  };
+  flood(alice, 'A', 8);
+  flood(bob, 'B', 4);
+  write_file(shared + "/open", "");
+  const TestUser* owners[] = {&alice, &bob};
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::string run = runs[k].first, home = runs[k].second;
+    const TestUser* who = owners[k];
+    REQUIRE(eventually([&] { return run_status(served, run, who, home) == "succeeded"; }, 60));
+  }
+  std::string order;
+  for (const std::string& line : read_lines(shared + "/order.log")) order += line;
+  return order;
+}
+
+TEST_CASE("Integration.Serve.UwfqOrdersEveryUsersTasksTogether") {
+  if (!root_or_skip()) return;
+  // UWFQ sees both users' ready tasks together. Equal weights: Bob's smaller backlog (4 s of
+  // declared work against Alice's 8 s) ends first in the fair fluid system, so his tasks overtake
+  // hers although he submitted later (FIFO would start Alice's 8 first).
+  const std::string equal = start_order("");
+  INFO("equal weights: " << equal);
+  REQUIRE(equal.size() == 12);
+  CHECK(equal.substr(0, 4) == "BBBB");
+  // Alice weighs 3: her 8 s at 3/4 of the core (10.7 s) end before Bob's 4 s at 1/4 (16 s).
+  const std::string weighted = start_order("weights: {users: {ALICE: 3}}\n");
+  INFO("alice weighs 3: " << weighted);
+  REQUIRE(weighted.size() == 12);
+  CHECK(weighted.substr(0, 8) == "AAAAAAAA");
+}
+
+TEST_CASE("Integration.Serve.SigkillAndRestartRunNoFinishedTaskTwice") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  Served served(dir);
+  // first -> slow (killed mid-run) -> last; each appends a line when it has finished.
+  write_file(dir / "wf.yaml", R"Y(name: chain
+tasks:
+  - name: first
+    command: "echo done >> first.count"
+  - name: slow
+    command: "echo start >> slow.starts; sleep 2; echo done >> slow.count"
+    after: [first]
+  - name: last
+    command: "echo done >> last.count"
+    after: [slow]
+)Y");
+  auto r = as_root(served, {"submit", "wf.yaml", "--key", "chain-1"}, dir.path());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string run = trimmed(r.out);
+  REQUIRE(eventually([&] { return file_exists(dir / "slow.starts"); }, 30));
+  CHECK(served.stop(SIGKILL) == 128 + SIGKILL);
+
+  served.start();
+  // The same key after the crash: the same run, not a second one.
+  auto again = as_root(served, {"submit", "wf.yaml", "--key", "chain-1", "--json"}, dir.path());
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  auto j = nlohmann::json::parse(again.out);
+  CHECK(j["run"] == run);
+  CHECK(j["again"] == true);
+  REQUIRE(eventually([&] { return run_status(served, run, nullptr, dir.path()) == "succeeded"; }));
+  CHECK(read_lines(dir / "first.count").size() == 1);
+  CHECK(read_lines(dir / "slow.count").size() == 1);
+  CHECK(read_lines(dir / "last.count").size() == 1);
+  CHECK(read_lines(dir / "slow.starts").size() == 2);  // killed once mid-run, then run again
+  auto list = as_root(served, {"list", "--json"}, dir.path());
+  CHECK(std::count(list.out.begin(), list.out.end(), '{') >= 1);
+  CHECK(list.out.find(run) != std::string::npos);
+}
+
+TEST_CASE("Integration.Serve.ThousandSubmissionsFromTenClients") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  Served served(dir);
+  write_file(dir / "wf.yaml", "name: tiny\ntasks:\n  - name: t\n    command: [/bin/true]\n");
+  // Ten clients at once, a hundred submissions each, every one with its own key.
+  std::vector<pid_t> clients;
+  for (int c = 0; c < 10; ++c) {
+    const std::string script = "fails=0; for j in $(seq 1 100); do " + chorus_bin() +
+                               " submit wf.yaml --server " + served.socket() + " --key c" +
+                               std::to_string(c) +
+                               "-$j >> ids.txt || fails=$((fails+1)); done; exit $fails";
+    const std::string sub = dir / ("client" + std::to_string(c));
+    ::mkdir(sub.c_str(), 0755);
+    write_file(sub + "/wf.yaml", read_file(dir / "wf.yaml"));
+    clients.push_back(start_process({"/bin/bash", "-c", script}, sub));
+  }
+  for (pid_t p : clients) CHECK(wait_process(p) == 0);
+  std::vector<std::string> ids;
+  for (int c = 0; c < 10; ++c) {
+    for (auto& line : read_lines(dir / ("client" + std::to_string(c)) + "/ids.txt")) {
+      ids.push_back(line);
+    }
+  }
+  REQUIRE(ids.size() == 1000);
+  std::sort(ids.begin(), ids.end());
+  CHECK(std::unique(ids.begin(), ids.end()) == ids.end());
+
+  // Every one accepted is in the journal and finishes.
+  auto all_succeeded = [&] {
+    auto r = as_root(served, {"list", "--json"}, dir.path());
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    if (!j.is_array() || j.size() != 1000) return false;
+    return std::all_of(j.begin(), j.end(), [](const nlohmann::json& run) {
+      return run.value("status", "") == "succeeded";
+    });
+  };
+  CHECK(eventually(all_succeeded, 240));
+  // A retried key is the same run, not the 1,001st.
+  auto again = as_root(served, {"submit", "client3/wf.yaml", "--key", "c3-7"}, dir.path());
+  CHECK(again.exit_code == 0);
+  CHECK(std::binary_search(ids.begin(), ids.end(), trimmed(again.out)));
+}
+
+TEST_CASE("Integration.Serve.MalformedRequestsGetAnErrorAndTheServerStaysUp") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  Served served(dir);
+  // Raw garbage on the socket (not even ZeroMQ's handshake).
+  {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", served.socket().c_str());
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    std::mt19937 random(7);
+    std::string junk(5000, '\0');
+    for (char& ch : junk) ch = static_cast<char>(random());
+    (void)!::write(fd, junk.data(), junk.size());
+    ::close(fd);
+  }
+  auto client = chorus::LocalClientSocket::connect(served.socket());
+  REQUIRE(client.ok());
+  auto ask = [&](const std::string& request) {
+    auto reply = (*client)->request(request, 10000);
+    REQUIRE_MESSAGE(reply.ok(), reply.status().message());
+    auto j = nlohmann::json::parse(*reply, nullptr, false);
+    REQUIRE(j.is_object());
+    return j;
+  };
+  auto not_json = ask("\x01\x02 this is not json {");
+  CHECK(not_json["exit"] == 2);
+  CHECK(not_json["err"].get<std::string>().find("one JSON object") != std::string::npos);
+  auto no_op = ask(R"({"run": "x"})");
+  CHECK(no_op["exit"] == 2);
+  auto unknown = ask(R"({"op": "format-disk"})");
+  CHECK(unknown["exit"] == 2);
+  CHECK(unknown["err"].get<std::string>().find("unknown request") != std::string::npos);
+  auto wrong_type = ask(R"({"op": "submit", "text": 42, "cwd": "/tmp", "path": "/x.yaml"})");
+  CHECK(wrong_type["exit"] == 2);
+  // A frame of 20 MiB: refused with a message, not dropped.
+  auto huge = ask(R"({"op": "submit", "text": ")" + std::string(20 << 20, 'x') + "\"}");
+  CHECK(huge["exit"] == 2);
+  CHECK(huge["err"].get<std::string>().find("refused") != std::string::npos);
+
+  // A workflow that does not parse: the client sees file:line:col.
+  write_file(dir / "bad.yaml", "name: bad\ntasks:\n  - name: a\n    comand: [/bin/true]\n");
+  auto bad = as_root(served, {"submit", "bad.yaml"}, dir.path());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bad.yaml:4:5: unknown key 'comand'") != std::string::npos);
+
+  // Still serving.
+  auto ping = ask(R"({"op": "ping"})");
+  CHECK(ping["exit"] == 0);
+  write_file(dir / "ok.yaml", "name: ok\ntasks:\n  - name: a\n    command: [/bin/true]\n");
+  auto ok = as_root(served, {"submit", "ok.yaml"}, dir.path());
+  CHECK_MESSAGE(ok.exit_code == 0, ok.err);
+}
+
+TEST_CASE("Integration.Serve.LimitsRefuseClearlyAndCapRunningCores") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  TestUser alice("a");
+  write_file(dir / "serve.yaml", R"Y(cores: 4
+limits:
+  default: {queued_tasks: 3, running_cores: 1}
+)Y");
+  Served served(dir, {"--config", dir / "serve.yaml"});
+  const std::string home = alice.home_in(dir.path());
+  // Two tasks that may not overlap under running_cores: 1 (each holds a lock folder).
+  alice.write(home + "/pair.yaml", R"Y(name: pair
+tasks:
+  - name: t
+    foreach: {i: "range(0, 2)"}
+    command: "mkdir lock && sleep 1 && rmdir lock && echo {i} >> done.txt"
+)Y");
+  auto pair = as_user(alice, served, {"submit", "pair.yaml"}, home);
+  REQUIRE_MESSAGE(pair.exit_code == 0, pair.err);
+  // Two more tasks would make 4 queued or running, past queued_tasks: 3.
+  auto over = as_user(alice, served, {"submit", "pair.yaml"}, home);
+  CHECK(over.exit_code == 2);
+  CHECK_MESSAGE(over.err.find("past the limit of 3 (queued_tasks, " + dir.path() +
+                              "/serve.yaml:3:13)") != std::string::npos,
+                over.err);
+  // A task that can never fit the running_cores limit.
+  alice.write(home + "/wide.yaml",
+              "name: wide\ntasks:\n  - name: w\n    cores: 2\n    command: "
+              "[/bin/true]\n");
+  auto wide = as_user(alice, served, {"submit", "wide.yaml"}, home);
+  CHECK(wide.exit_code == 2);
+  CHECK(wide.err.find("asks for 2 cores") != std::string::npos);
+  const std::string run = trimmed(pair.out);
+  REQUIRE(eventually([&] {
+    auto s = run_status(served, run, &alice, home);
+    return s == "succeeded" || s == "failed";
+  }));
+  CHECK(run_status(served, run, &alice, home) == "succeeded");  // never two at once
+  CHECK(read_lines(home + "/done.txt").size() == 2);
+  // Both ended: room again.
+  auto later = as_user(alice, served, {"submit", "pair.yaml"}, home);
+  CHECK_MESSAGE(later.exit_code == 0, later.err);
+}
+
+TEST_CASE("Integration.Serve.ConfigErrorsAreLocated") {
+  TempDir dir;
+  write_file(dir / "serve.yaml", "weights: {users: {alice: -1}}\nlimts: {}\n");
+  auto r =
+      run_chorus({"serve", "--state", dir / "state", "--config", dir / "serve.yaml"}, dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("serve.yaml:1:26: the weight of 'alice' must be a positive number") !=
+        std::string::npos);
+  CHECK(r.err.find("serve.yaml:2:1: unknown key 'limts' in the serve config (did you mean "
+                   "'limits'?)") != std::string::npos);
+}
+
+TEST_CASE("Integration.Serve.StatusWatchFollowsARunAndCancelWaitsForItsEnd") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  Served served(dir);
+  write_file(dir / "wf.yaml", "name: gated\ntasks:\n  - name: wait\n    command: \"while [ ! -e " +
+                                  dir / "open" + " ]; do sleep 0.05; done\"\n");
+  auto first = as_root(served, {"submit", "wf.yaml"}, dir.path());
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  const std::string run = trimmed(first.out);
+  // The watcher runs until the run ends, then exits with its outcome.
+  const std::string watch_dir = dir / "watch";
+  ::mkdir(watch_dir.c_str(), 0755);
+  const pid_t watcher = start_process(
+      {chorus_bin(), "status", run, "--watch", "--interval", "0.2", "--server", served.socket()},
+      watch_dir);
+  REQUIRE(eventually(
+      [&] { return read_file(watch_dir + "/bg.out").find("running") != std::string::npos; }));
+  CHECK(process_alive(watcher));
+  write_file(dir / "open", "");
+  CHECK(wait_process(watcher) == 0);
+  const std::string watched = read_file(watch_dir + "/bg.out");
+  CHECK(watched.find("succeeded") != std::string::npos);
+
+  // cancel --wait returns once the run has ended, and says so; a watcher then sees it cancelled.
+  ::unlink((dir / "open").c_str());
+  auto second = as_root(served, {"submit", "wf.yaml"}, dir.path());
+  REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+  const std::string run2 = trimmed(second.out);
+  REQUIRE(eventually([&] { return run_status(served, run2, nullptr, dir.path()) == "running"; }));
+  auto cancel = as_root(served, {"cancel", run2, "--wait", "30s"}, dir.path());
+  CHECK_MESSAGE(cancel.exit_code == 0, cancel.err);
+  CHECK(run_status(served, run2, nullptr, dir.path()) == "cancelled");
+  auto after = as_root(served, {"status", run2, "--watch"}, dir.path());
+  CHECK(after.exit_code == 130);
+}
+
+TEST_CASE("Integration.Serve.TcpClientsNeedTheirOwnListedKey") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  TestUser alice("a"), bob("b");
+  const std::string ahome = alice.home_in(dir.path()), bhome = bob.home_in(dir.path());
+  auto akey = alice.chorus({"keys"}, ahome);
+  REQUIRE_MESSAGE(akey.exit_code == 0, akey.err);
+  CHECK(akey.err.find("keys: {users: {" + alice.name() + ": [\"") != std::string::npos);
+  auto bkey = bob.chorus({"keys"}, bhome);
+  REQUIRE_MESSAGE(bkey.exit_code == 0, bkey.err);
+  struct stat st {};
+  REQUIRE(::stat((ahome + "/.chorus/keys/client.key").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // Only alice's key is listed.
+  write_file(dir / "serve.yaml", "listen: tcp://127.0.0.1:*\nkeys: {users: {" + alice.name() +
+                                     ": [\"" + trimmed(akey.out) + "\"]}}\n");
+  Served served(dir, {"--config", dir / "serve.yaml"});
+  std::string endpoint;
+  REQUIRE(eventually([&] {
+    const std::string log = served.log();
+    const auto at = log.find("listening on tcp://");
+    if (at == std::string::npos) return false;
+    endpoint = log.substr(at + 13, log.find(' ', at + 13) - (at + 13));
+    return true;
+  }));
+  const std::map<std::string, std::string> server_key{
+      {"CHORUS_SERVER_KEY", served.state() + "/serve.pub"}};
+  const std::string wf = "name: far\ntasks:\n  - name: who\n    command: \"id -u > who.txt\"\n";
+  alice.write(ahome + "/wf.yaml", wf);
+  bob.write(bhome + "/wf.yaml", wf);
+
+  // Alice over TCP: her key, the server's key; the run is hers and runs as her.
+  auto a = alice.chorus({"submit", "wf.yaml", "--server", endpoint}, ahome, server_key);
+  REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+  const std::string run = trimmed(a.out);
+  REQUIRE(eventually([&] {
+    auto r = alice.chorus({"status", run, "--json", "--server", endpoint}, ahome, server_key);
+    return r.out.find("\"succeeded\"") != std::string::npos;
+  }));
+  CHECK(trimmed(read_file(ahome + "/who.txt")) == std::to_string(alice.uid()));
+
+  // Bob with his own key, which the server does not list: refused during the handshake.
+  auto unknown = bob.chorus({"list", "--server", endpoint}, bhome, server_key);
+  CHECK(unknown.exit_code == 2);
+  CHECK_MESSAGE(unknown.err.find("refused this user's key") != std::string::npos, unknown.err);
+  // Bob without a key: told what to do.
+  auto none = bob.chorus({"list", "--server", endpoint}, bhome,
+                         {{"CHORUS_SERVER_KEY", served.state() + "/serve.pub"},
+                          {"CHORUS_KEYS", bhome + "/no-keys-here"}});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("run `chorus keys`") != std::string::npos);
+  // Bob with a copy of Alice's key: the key is hers, the request says bob.
+  const std::string stolen = bhome + "/stolen";
+  ::mkdir(stolen.c_str(), 0700);
+  REQUIRE(::chown(stolen.c_str(), bob.uid(), static_cast<gid_t>(-1)) == 0);
+  for (const char* f : {"/client.key", "/client.pub"}) {
+    bob.write(stolen + f, read_file(ahome + "/.chorus/keys" + f));
+    ::chmod((stolen + f).c_str(), 0600);
+  }
+  auto theft =
+      bob.chorus({"status", run, "--server", endpoint}, bhome,
+                 {{"CHORUS_SERVER_KEY", served.state() + "/serve.pub"}, {"CHORUS_KEYS", stolen}});
+  CHECK(theft.exit_code == 2);
+  CHECK_MESSAGE(theft.err.find("this key is " + alice.name() + "'s, not " + bob.name() + "'s") !=
+                    std::string::npos,
+                theft.err);
+  // A wrong server key: no secure connection, said as such.
+  auto wrong = alice.chorus({"list", "--server", endpoint}, ahome,
+                            {{"CHORUS_SERVER_KEY", trimmed(bkey.out)}});
+  CHECK(wrong.exit_code == 2);
+  CHECK_MESSAGE(wrong.err.find("no secure connection") != std::string::npos, wrong.err);
+  // Plain bytes on the TCP port (no CURVE): dropped; the server still serves Alice.
+  {
+    const auto colon = endpoint.rfind(':');
+    const int port = std::stoi(endpoint.substr(colon + 1));
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    const std::string junk = "GET / HTTP/1.0\r\n\r\n" + std::string(4096, 'x');
+    (void)!::write(fd, junk.data(), junk.size());
+    ::close(fd);
+  }
+  auto still = alice.chorus({"list", "--json", "--server", endpoint}, ahome, server_key);
+  CHECK_MESSAGE(still.exit_code == 0, still.err);
+  CHECK(still.out.find(run) != std::string::npos);
+}
