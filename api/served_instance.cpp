@@ -555,6 +555,13 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
         " and accepts that user's submissions only (run chorus serve as root to serve several "
         "users: each run's tasks then run as their submitter)");
   }
+  if (m.options.backend != nullptr && request.who.uid != ::geteuid()) {
+    // Agents and Pods run tasks as the instance's user; nobody else's work may run as it.
+    return invalid_argument("this instance runs its tasks on " +
+                            std::string(m.options.backend->name()) + " as uid " +
+                            std::to_string(::geteuid()) +
+                            ", and accepts that user's submissions only");
+  }
   const std::string key = request.key.empty() ? new_run_token() : request.key;
   if (auto seen = m.submissions->find(request.who.uid, key); !seen.ok()) {
     return seen.status();

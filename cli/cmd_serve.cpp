@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "adapters/slurm/allocation.hpp"
 #include "api/run_workflow.hpp"
 #include "api/served_instance.hpp"
 #include "cli/command.hpp"
@@ -22,6 +23,7 @@
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
 #include "cli/status_report.hpp"
+#include "runtime/backends/slurm_backend.hpp"
 #include "runtime/log_paths.hpp"
 #include "runtime/transport/curve_keys.hpp"
 #include "runtime/transport/local_socket.hpp"
@@ -346,6 +348,7 @@ void add_serve_command(CLI::App& app) {
     std::string queue;
     std::string placement;
     int cores = 0;
+    bool local = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
@@ -360,6 +363,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--cores", a->cores,
                   "Cores of this machine the instance hands out (default: the config's, else all)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_flag("--local", a->local,
+                "Inside a Slurm allocation, serve this machine only (default there: every node "
+                "of the allocation, through one agent per node)");
   cmd->callback([a] {
     const Output out = Output::for_command(false);
     const bool root = ::geteuid() == 0;
@@ -398,7 +404,36 @@ void add_serve_command(CLI::App& app) {
       throw CLI::RuntimeError(socket.status().code() == ErrorCode::unavailable ? kExitBadInput
                                                                                : kExitError);
     }
+    // Inside an allocation (sbatch -N 8 --wrap "chorus serve ..."): its nodes, through agents.
+    std::unique_ptr<ExecutionBackend> backend;
+    CancelToken lost;  // requested when every agent is lost: nothing can run any more
+    if (std::getenv("SLURM_JOB_ID") != nullptr && !a->local) {
+      auto alloc = read_slurm_allocation();
+      if (!alloc.ok()) {
+        out.error("cannot read the Slurm allocation: " + alloc.status().message() +
+                  " (--local serves this machine only)");
+        throw CLI::RuntimeError(kExitBadInput);
+      }
+      SlurmBackendOptions so;
+      so.allocation = std::move(*alloc);
+      so.on_all_lost = [&lost](const std::string& why) {
+        std::fprintf(stderr,
+                     "chorus serve: %s: nothing can run any more; stopping (the runs resume "
+                     "when the instance starts again)\n",
+                     why.c_str());
+        lost.request();
+      };
+      std::fprintf(stderr,
+                   "chorus serve: starting one agent on each of the allocation's %zu nodes\n",
+                   so.allocation.nodes.size());
+      backend = make_slurm_backend(std::move(so));
+      if (Status s = backend->start({&lost, state}); !s.ok()) {
+        out.error(s.message());
+        throw CLI::RuntimeError(kExitError);
+      }
+    }
     ServedInstanceOptions options;
+    options.backend = backend.get();
     options.state_dir = state;
     options.queue = queue;
     options.placement = placement;
@@ -438,7 +473,7 @@ void add_serve_command(CLI::App& app) {
       pollfd fds[3] = {{sigfd, POLLIN, 0}, {(*socket)->fd(), POLLIN, 0}, {-1, POLLIN, 0}};
       if (tcp) fds[2].fd = tcp->fd();
       (void)::poll(fds, tcp ? 3 : 2, 1000);
-      if (fds[0].revents & POLLIN) break;
+      if ((fds[0].revents & POLLIN) || lost.requests() > 0) break;
       // Both sockets' fds are edge-triggered: drain each until empty, and again while a send
       // may have consumed a signal (readable()).
       bool more = true;
@@ -469,6 +504,7 @@ void add_serve_command(CLI::App& app) {
     }
     std::fprintf(stderr, "chorus serve: stopping; the runs resume when it starts again\n");
     (*instance)->stop();
+    if (backend) backend->stop();
   });
 }
 
