@@ -151,7 +151,7 @@ class ServedInstance::Impl {
 
   // ---- The coordinator's thread.
 
-  std::optional<TimePoint> on_turn(TaskSubmitter& submitter) {
+  std::optional<TimePoint> on_turn(TimePoint now, TaskSubmitter& submitter) {
     std::uint64_t drained = 0;
     (void)!::read(wake, &drained, sizeof drained);
     std::vector<std::unique_ptr<ServedRun>> taken;
@@ -200,7 +200,7 @@ class ServedInstance::Impl {
         if (g != kNoTask) (void)submitter.cancel(g, "run cancelled (chorus cancel)");
       }
     }
-    return std::nullopt;
+    return backend->on_turn(policies.queue->size(), now);
   }
 
   void on_task_done(const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
@@ -528,7 +528,12 @@ Result<std::unique_ptr<ServedInstance>> ServedInstance::start(
   copts.run_token = m.token;
   copts.open_ended = true;
   copts.wake_fd = m.wake;
-  copts.on_turn = [&m](TimePoint, TaskSubmitter& submitter) { return m.on_turn(submitter); };
+  copts.on_turn = [&m](TimePoint now, TaskSubmitter& submitter) {
+    return m.on_turn(now, submitter);
+  };
+  // On agents, a node that goes away (a pilot job ending, an allocation's node failing) loses
+  // its tasks: they run again elsewhere without using their retries.
+  if (options.backend != nullptr) copts.lost_requeues = 3;
   copts.on_task_done = [&m](const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
     m.on_task_done(spec, outcome, submitter);
   };
@@ -557,10 +562,9 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   }
   if (m.options.backend != nullptr && request.who.uid != ::geteuid()) {
     // Agents and Pods run tasks as the instance's user; nobody else's work may run as it.
-    return invalid_argument("this instance runs its tasks on " +
-                            std::string(m.options.backend->name()) + " as uid " +
-                            std::to_string(::geteuid()) +
-                            ", and accepts that user's submissions only");
+    return invalid_argument(
+        "this instance runs its tasks on " + std::string(m.options.backend->name()) + " as uid " +
+        std::to_string(::geteuid()) + ", and accepts that user's submissions only");
   }
   const std::string key = request.key.empty() ? new_run_token() : request.key;
   if (auto seen = m.submissions->find(request.who.uid, key); !seen.ok()) {

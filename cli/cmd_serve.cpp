@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "adapters/slurm/allocation.hpp"
+#include "adapters/slurm/slurm_client.hpp"
 #include "api/run_workflow.hpp"
 #include "api/served_instance.hpp"
 #include "cli/command.hpp"
@@ -23,6 +24,7 @@
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
 #include "cli/status_report.hpp"
+#include "runtime/backends/pilots_backend.hpp"
 #include "runtime/backends/slurm_backend.hpp"
 #include "runtime/log_paths.hpp"
 #include "runtime/transport/curve_keys.hpp"
@@ -407,7 +409,35 @@ void add_serve_command(CLI::App& app) {
     // Inside an allocation (sbatch -N 8 --wrap "chorus serve ..."): its nodes, through agents.
     std::unique_ptr<ExecutionBackend> backend;
     CancelToken lost;  // requested when every agent is lost: nothing can run any more
-    if (std::getenv("SLURM_JOB_ID") != nullptr && !a->local) {
+    if (config.slurm_allocation) {
+      // Automatic allocation: pilot jobs through libslurm when work waits.
+      const ServeSlurmAllocation& sa = *config.slurm_allocation;
+      auto client = SlurmClient::open();
+      auto part = client.ok() ? (*client)->partition(sa.partition)
+                              : Result<SlurmPartitionInfo>(client.status());
+      if (!part.ok()) {
+        out.error(sa.at.format() + ": " + part.status().message());
+        throw CLI::RuntimeError(part.status().code() == ErrorCode::not_found ? kExitBadInput
+                                                                             : kExitError);
+      }
+      client->reset();
+      PilotsBackendOptions po;
+      po.partition = part->name;
+      po.max_jobs = sa.max_jobs;
+      po.nodes = sa.nodes;
+      po.cores_per_node = std::max(1, part->cpus_per_node);
+      po.walltime = sa.walltime;
+      po.idle_timeout = sa.idle_timeout;
+      backend = make_pilots_backend(po);
+      std::fprintf(stderr,
+                   "chorus serve: automatic allocation on partition %s: up to %d pilot jobs of %d "
+                   "nodes (%d cores each)\n",
+                   part->name.c_str(), sa.max_jobs, sa.nodes, po.cores_per_node);
+      if (Status s = backend->start({&lost, state}); !s.ok()) {
+        out.error(s.message());
+        throw CLI::RuntimeError(kExitError);
+      }
+    } else if (std::getenv("SLURM_JOB_ID") != nullptr && !a->local) {
       auto alloc = read_slurm_allocation();
       if (!alloc.ok()) {
         out.error("cannot read the Slurm allocation: " + alloc.status().message() +

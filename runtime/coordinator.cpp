@@ -695,7 +695,9 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     } else if (outcome == TaskState::cancelled) {
       finish(u.task, TaskState::cancelled, code, message.empty() ? "cancelled" : message, now);
     } else {
-      finish_attempt(u.task, outcome, code, message, now);
+      const bool lost = u.kind == UpdateKind::lost && r.requeued < options_.lost_requeues;
+      if (lost) ++r.requeued;
+      finish_attempt(u.task, outcome, code, message, now, lost);
     }
   }
 
@@ -734,12 +736,15 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   // ---- Ends.
 
   // An attempt ended: succeed, retry, or fail for good.
+  // `requeue`: the attempt was lost by its launcher and is queued again whatever the retries.
   void finish_attempt(TaskId id, TaskState outcome, int code, const std::string& message,
-                      TimePoint now) {
+                      TimePoint now, bool requeue = false) {
     const TaskSpec& spec = spec_at(id);
     auto& r = tasks_[id];
-    bool can_retry = outcome != TaskState::succeeded && !stopping_new_work() &&
-                     r.attempt <= static_cast<std::uint32_t>(spec.retries);
+    // Requeued losses are extra attempts: they do not use the task's retries.
+    bool can_retry =
+        outcome != TaskState::succeeded && !stopping_new_work() &&
+        (requeue || r.attempt <= static_cast<std::uint32_t>(spec.retries) + r.requeued);
     if (!can_retry) {
       finish(id, outcome, code, message, now);
       return;
@@ -747,8 +752,9 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     // A retry is a new attempt: this one ends (journaled), the next is queued (core/task_state).
     if (!tasks_.move(id, outcome)) return;
     push_event(id, outcome, code,
-               message + " (attempt " + std::to_string(r.attempt) + " of " +
-                   std::to_string(spec.retries + 1) + ", retrying)");
+               requeue ? message + " (lost with its node; queued again, not counted as a retry)"
+                       : message + " (attempt " + std::to_string(r.attempt) + " of " +
+                             std::to_string(spec.retries + 1 + r.requeued) + ", retrying)");
     make_ready(id, now);
   }
 

@@ -121,6 +121,11 @@ struct CoordinatorOptions {
   // A served instance's tasks belong to several runs: where each one does. Unset: every task is
   // this run's (run_id, log_dir, the coordinator's user).
   std::function<TaskHome(const TaskSpec&)> home_of;
+  // An attempt its launcher lost (UpdateKind::lost: the agent's node went away, a pilot job
+  // ended) is queued again without using one of the task's retries, up to this many times per
+  // task; then losses count as failed attempts. 0: every loss is a failed attempt. A served
+  // instance on pilot jobs sets it: a pilot ending is the site's doing, not the task's.
+  std::uint32_t lost_requeues = 0;
 };
 
 struct FailedTask {

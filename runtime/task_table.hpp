@@ -30,7 +30,8 @@ struct TaskRuntime {
   TaskState state = TaskState::pending;
   std::uint32_t attempt = 0;     // of the latest launch (0 = never launched)
   std::uint32_t waiting_on = 0;  // dependencies not yet succeeded (+1 while held)
-  std::int32_t node = -1;        // index into the nodes while placed
+  std::uint32_t requeued = 0;  // attempts lost and queued again (CoordinatorOptions::lost_requeues)
+  std::int32_t node = -1;      // index into the nodes while placed
   LaunchHandle handle = 0;
   TimePoint started{};            // of the latest attempt
   std::uint64_t fingerprint = 0;  // of the spec as launched; journaled with every event

@@ -102,6 +102,43 @@ bool valid_listen(const std::string& e) {
   return port == "*" || port.find_first_not_of("0123456789") == std::string::npos;
 }
 
+void read_allocation(const MapEntry& section, ServeConfig& c, DiagnosticList& diags) {
+  if (!expect_map(section, "'allocation'", "{slurm: {partition: debug, max_jobs: 4}}", diags)) {
+    return;
+  }
+  static const KeyChecker keys({"slurm"}, {});
+  for (const MapEntry& e : keys.check(section.value, "in 'allocation'", diags)) {
+    if (!expect_map(e, "'allocation: slurm'",
+                    "{partition: debug, max_jobs: 4, nodes: 2, walltime: 30m, idle_timeout: 2m}",
+                    diags)) {
+      continue;
+    }
+    ServeSlurmAllocation a;
+    a.at = origin(diags, e.key_pos);
+    static const KeyChecker slurm_keys(
+        {"partition", "max_jobs", "nodes", "walltime", "idle_timeout"}, {});
+    for (const MapEntry& k : slurm_keys.check(e.value, "in 'allocation: slurm'", diags)) {
+      const std::string label = "'" + k.key + "' in 'allocation: slurm'";
+      if (k.key == "partition") {
+        if (auto v = read_string(k, label, diags)) a.partition = *v;
+      } else if (k.key == "max_jobs") {
+        if (auto v = read_integer(k, label, 1, 1000, diags)) a.max_jobs = static_cast<int>(*v);
+      } else if (k.key == "nodes") {
+        if (auto v = read_integer(k, label, 1, 100000, diags)) a.nodes = static_cast<int>(*v);
+      } else {
+        auto d = read_duration(k, label, diags);
+        if (!d) continue;
+        if (*d <= Duration::zero()) {
+          diags.add(k.value_pos, label + " must be positive");
+          continue;
+        }
+        (k.key == "walltime" ? a.walltime : a.idle_timeout) = *d;
+      }
+    }
+    c.slurm_allocation = a;
+  }
+}
+
 void read_one_limits(const MapEntry& e, const std::string& label, ServeLimits& out,
                      DiagnosticList& diags) {
   if (!expect_map(e, label, "{queued_tasks: 1000, running_cores: 16}", diags)) return;
@@ -157,12 +194,13 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
   if (!root.IsMap()) {
     diags.add(position_of(root, {1, 1}),
               "a serve config is a map (queue, placement, cores, "
-              "admins, weights, limits, listen, keys), got " +
+              "admins, weights, limits, listen, keys, allocation), got " +
                   describe_node(root));
     return diags.to_status();
   }
-  static const KeyChecker keys(
-      {"queue", "placement", "cores", "admins", "weights", "limits", "listen", "keys"}, {});
+  static const KeyChecker keys({"queue", "placement", "cores", "admins", "weights", "limits",
+                                "listen", "keys", "allocation"},
+                               {});
   for (const MapEntry& e : keys.check(root, "in the serve config", diags)) {
     if (e.key == "queue" || e.key == "placement") {
       auto name = read_string(e, "'" + e.key + "'", diags);
@@ -190,6 +228,8 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
       c.listen_at = origin(diags, e.value_pos);
     } else if (e.key == "keys") {
       read_keys(e, c, diags);
+    } else if (e.key == "allocation") {
+      read_allocation(e, c, diags);
     } else if (e.key == "weights") {
       c.weights_at = origin(diags, e.key_pos);
       read_weights(e, c, diags);

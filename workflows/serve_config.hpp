@@ -9,6 +9,7 @@
 //   cores: 16                   # cores handed out on this machine (default: all)
 //   admins: {users: [alice], groups: [hpcadmin]}     # see and cancel every run
 //   weights: {users: {alice: 2}, groups: {physics: 3}}
+//   allocation: {slurm: {partition: debug, max_jobs: 4, nodes: 2, walltime: 30m, idle_timeout: 2m}}
 //   limits:
 //     default: {queued_tasks: 10000, running_cores: 64}
 //     users:  {bob: {queued_tasks: 100}}
@@ -27,6 +28,7 @@
 
 #include "core/policy_options.hpp"
 #include "core/status.hpp"
+#include "core/units.hpp"
 
 namespace chorus {
 
@@ -39,6 +41,16 @@ struct ServeLimits {
   OptionOrigin queued_tasks_at, running_cores_at;  // for refusal messages
 };
 
+// allocation: {slurm: {...}}: pilot jobs the instance submits when ready work waits.
+struct ServeSlurmAllocation {
+  std::string partition;  // empty: the default partition
+  int max_jobs = 1;       // pilots at once
+  int nodes = 1;          // per pilot
+  Duration walltime = std::chrono::minutes(30);
+  Duration idle_timeout = std::chrono::minutes(2);  // a pilot with nothing to run is released
+  OptionOrigin at;                                  // the 'slurm' key
+};
+
 struct ServeConfig {
   std::string path;  // as named; empty = no file
   std::string queue, placement;
@@ -49,6 +61,7 @@ struct ServeConfig {
   std::string listen;
   OptionOrigin listen_at;
   std::map<std::string, std::vector<std::string>> user_keys;
+  std::optional<ServeSlurmAllocation> slurm_allocation;
   std::map<std::string, double> user_weights, group_weights;
   OptionOrigin weights_at;
   ServeLimits default_limits;

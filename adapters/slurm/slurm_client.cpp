@@ -300,6 +300,8 @@ Result<std::vector<SlurmJobInfo>> SlurmClient::query(std::span<const std::uint32
                    slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason))) {
       info.reason = r;
     }
+    info.start_time = static_cast<std::int64_t>(j.start_time);
+    info.end_time = static_cast<std::int64_t>(j.end_time);
     int status = static_cast<int>(j.exit_code);
     if (WIFSIGNALED(status)) {
       info.exit_signal = WTERMSIG(status);
@@ -310,6 +312,37 @@ Result<std::vector<SlurmJobInfo>> SlurmClient::query(std::span<const std::uint32
   }
   slurm_free_job_info_msg(msg);
   return out;
+}
+
+Result<SlurmPartitionInfo> SlurmClient::partition(const std::string& name) {
+  partition_info_msg_t* msg = nullptr;
+  if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+    int err = slurm_get_errno();
+    return slurm_error("cannot read the Slurm partitions", err, config_path_);
+  }
+  std::string known;
+  std::optional<SlurmPartitionInfo> found;
+  for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+    const partition_info_t& p = msg->partition_array[i];
+    const std::string pname = p.name != nullptr ? p.name : "";
+    known += (known.empty() ? "" : ", ") + pname;
+    const bool match = name.empty() ? (p.flags & PART_FLAG_DEFAULT) != 0 : pname == name;
+    if (!match || found) continue;
+    SlurmPartitionInfo info;
+    info.name = pname;
+    info.nodes = static_cast<int>(p.total_nodes);
+    info.cpus_per_node =
+        p.total_nodes > 0 ? static_cast<int>(p.total_cpus / p.total_nodes) : 0;
+    info.max_time_minutes = p.max_time == INFINITE ? kSlurmUnlimited : p.max_time;
+    found = info;
+  }
+  slurm_free_partition_info_msg(msg);
+  if (!found) {
+    return not_found(name.empty() ? "Slurm has no default partition (partitions: " + known + ")"
+                                  : "no Slurm partition '" + name + "' (partitions: " + known +
+                                        ")");
+  }
+  return *found;
 }
 
 Status SlurmClient::cancel(std::uint32_t job_id) {

@@ -65,6 +65,17 @@ struct SlurmJobInfo {
   std::string reason;   // why pending, or why it ended ("None" when there is nothing to say)
   int exit_code = 0;    // the batch script's exit status, once finished
   int exit_signal = 0;  // the signal that ended it, if one did
+  // Seconds since the epoch: when it started, and when it ends by its time limit (while it
+  // runs; 0 when not known).
+  std::int64_t start_time = 0;
+  std::int64_t end_time = 0;
+};
+
+struct SlurmPartitionInfo {
+  std::string name;
+  int nodes = 0;
+  int cpus_per_node = 0;  // the partition's CPUs over its nodes (the smallest node's is not sent)
+  std::uint32_t max_time_minutes = kSlurmUnlimited;
 };
 
 // Slurm time limits: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", "UNLIMITED";
@@ -92,6 +103,10 @@ class SlurmClient {
   // ids (slurm_load_jobs). A job the controller does not know comes back as `unknown`.
   // Errors: unavailable when the controller cannot be reached.
   Result<std::vector<SlurmJobInfo>> query(std::span<const std::uint32_t> job_ids);
+
+  // One partition (empty name: the default one). Errors: not_found naming the partitions there
+  // are, unavailable when the controller cannot be reached.
+  Result<SlurmPartitionInfo> partition(const std::string& name);
 
   // Ends the job and all its steps (SIGKILL, as scancel does). Idempotent: a job that has
   // already finished is not an error. Errors: not_found for a job id the controller does not

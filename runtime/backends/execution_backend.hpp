@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +76,12 @@ class ExecutionBackend {
   // After stop(): what it could not undo, in words a user can act on (Pods a server that stopped
   // answering could not delete); "" when it undid everything.
   virtual std::string stop_problem() const { return {}; }
+  // Once per coordinator turn of a served instance, on the coordinator's thread: how many tasks
+  // wait in the queue. A site that grows with the demand (pilots_backend.hpp) returns when it
+  // wants the next turn at the latest (it also watches its nodes going idle); nullopt: no wish.
+  virtual std::optional<TimePoint> on_turn(std::size_t /*queued*/, TimePoint /*now*/) {
+    return std::nullopt;
+  }
 };
 
 // The table for a backend whose services run where its executable tasks do.

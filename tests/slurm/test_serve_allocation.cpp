@@ -2,7 +2,9 @@
 // the allocation's nodes through one agent per node; a submission from outside the job (through
 // the state folder's socket) runs on every node; scancel ends the instance and its agents.
 #include <doctest/doctest.h>
+#include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -88,4 +90,83 @@ TEST_CASE("Slurm.Serve.AnInstanceInsideSbatchServesEveryNodeOfItsAllocation") {
   const std::string state = wait_batch_job(job);
   CHECK(state == "CANCELLED");
   CHECK(eventually([&] { return agent_nodes(dir.path()).empty(); }, 30));
+}
+
+namespace {
+
+// Pilot jobs of the instance in Slurm's queue: "state" per RUNNING/PENDING job named
+// chorus-pilot*.
+std::vector<std::string> pilot_jobs() {
+  auto r = run_process({"squeue", "-h", "-o", "%j %T"}, "/");
+  std::vector<std::string> jobs;
+  std::size_t from = 0;
+  while (from < r.out.size()) {
+    std::size_t end = r.out.find('\n', from);
+    if (end == std::string::npos) end = r.out.size();
+    const std::string line = r.out.substr(from, end - from);
+    if (line.rfind("chorus-pilot", 0) == 0) jobs.push_back(line);
+    from = end + 1;
+  }
+  return jobs;
+}
+
+}  // namespace
+
+TEST_CASE("Slurm.Serve.AutoAllocationGrowsToTwoPilotsUnderLoadAndShrinksToZeroWhenIdle") {
+  SlurmCluster::get();
+  TempDir dir;
+  struct PilotGuard {
+    ~PilotGuard() {
+      for (const char* n : {"chorus-pilot0", "chorus-pilot1"}) {
+        (void)run_process({"scancel", "--name", n}, "/");
+      }
+    }
+  } pilots_guard;
+  write_file(dir / "serve.yaml",
+             "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 5m, idle_timeout: 4s}}\n");
+  const pid_t serve =
+      start_process({chorus_bin(), "serve", "--state", "st", "--config", "serve.yaml"}, dir.path());
+  REQUIRE_MESSAGE(eventually([&] {
+                    return read_file(dir / "bg.err").find("listening on") != std::string::npos;
+                  }),
+                  read_file(dir / "bg.err"));
+  CHECK(pilot_jobs().empty());  // nothing waits: no pilot
+
+  // Six tasks that each take a whole node (the test nodes have 4 CPUs): one pilot cannot hold
+  // them, so a second one comes while the queue stays non-empty.
+  write_file(dir / "wf.yaml",
+             "name: load\ntasks:\n  - name: t\n    foreach: {i: \"range(0, 6)\"}\n    cores: 4\n"
+             "    command: \"echo $SLURMD_NODENAME > t{i}.node; sleep 3\"\n");
+  auto sub = run_chorus({"submit", "wf.yaml", "--state", "st"}, dir.path());
+  REQUIRE_MESSAGE(sub.exit_code == 0, sub.err);
+  std::string run = sub.out;
+  while (!run.empty() && run.back() == '\n') run.pop_back();
+  std::size_t most_running = 0;
+  std::string status;
+  eventually(
+      [&] {
+        std::size_t running = 0;
+        for (const std::string& j : pilot_jobs()) running += j.find("RUNNING") != std::string::npos;
+        most_running = std::max(most_running, running);
+        auto r = run_chorus({"status", run, "--json", "--state", "st"}, dir.path());
+        auto j = nlohmann::json::parse(r.out, nullptr, false);
+        status = j.is_object() ? j.value("status", "") : "";
+        return status != "" && status != "running";
+      },
+      120);
+  INFO("instance log:\n", read_file(dir / "bg.err"));
+  CHECK(status == "succeeded");
+  CHECK(most_running == 2);
+  std::set<std::string> nodes;
+  for (int i = 0; i < 6; ++i) {
+    auto lines = read_lines(dir / ("t" + std::to_string(i) + ".node"));
+    REQUIRE(lines.size() == 1);
+    nodes.insert(lines[0]);
+  }
+  CHECK(nodes.size() == 2);  // both pilots ran tasks
+  // Idle: both pilots are released.
+  CHECK(eventually([] { return pilot_jobs().empty(); }, 60));
+  CHECK(read_file(dir / "bg.err").find("released") != std::string::npos);
+  ::kill(serve, SIGTERM);
+  CHECK(wait_process(serve) == 0);
 }

@@ -1,0 +1,364 @@
+#include "runtime/backends/pilots_backend.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "adapters/inproc/inproc_launcher.hpp"
+#include "adapters/mpi/mpi_launcher.hpp"
+#include "adapters/slurm/slurm_client.hpp"
+#include "runtime/agent/agent_launcher.hpp"
+#include "runtime/backends/agent_facts.hpp"
+#include "runtime/backends/local_backend.hpp"
+#include "runtime/backends/slurm_backend.hpp"
+
+namespace chorus {
+namespace {
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "chorus" : p.string();
+}
+
+std::string slot_name(int job, int node) {
+  return "pilot" + std::to_string(job) + "-" + std::to_string(node);
+}
+
+// What the pilot thread and the coordinator's thread share about one pilot (slot group).
+struct PilotShared {
+  std::atomic<std::int64_t> end_time{0};  // wall seconds its job ends by its limit; 0 = unknown
+  std::atomic<bool> draining{false};      // being released: placement leaves it alone
+  std::atomic<int> running{0};            // tasks its agents hold (from the coordinator's turn)
+  std::atomic<bool> alive{false};         // one of its agents is registered and live
+};
+
+// Placement over the slots: live agents only; not a pilot being released; not a pilot that ends
+// before the task's timeout would.
+class PilotPlacement final : public PlacementPolicy {
+ public:
+  PilotPlacement(std::unique_ptr<PlacementPolicy> inner, const AgentLauncher* agents,
+                 const PilotShared* pilots, int nodes_per_pilot)
+      : inner_(std::move(inner)), agents_(agents), pilots_(pilots), per_(nodes_per_pilot) {}
+  std::string_view name() const override { return inner_->name(); }
+  Fit filter(const TaskSpec& task, const NodeView& node) const override {
+    const Fit fit = inner_->filter(task, node);
+    if (fit != Fit::now) return fit;
+    if (agents_ == nullptr || !agents_->node_alive(node.info->name)) return Fit::later;
+    if (node.index < 0) return fit;
+    const PilotShared& p = pilots_[node.index / per_];
+    if (p.draining.load(std::memory_order_relaxed)) return Fit::later;
+    const std::int64_t end = p.end_time.load(std::memory_order_relaxed);
+    if (task.timeout > Duration::zero() && end > 0) {
+      const double must_end =
+          wall_seconds_now() + std::chrono::duration<double>(task.timeout).count();
+      if (must_end > static_cast<double>(end)) return Fit::later;
+    }
+    return fit;
+  }
+  double score(const TaskSpec& task, const NodeView& node) const override {
+    return inner_->score(task, node);
+  }
+  bool batch_scores() const override { return inner_->batch_scores(); }
+  void score_all(const TaskSpec& task, std::span<const NodeView* const> nodes, TimePoint now,
+                 std::span<double> scores) const override {
+    inner_->score_all(task, nodes, now, scores);
+  }
+  bool explain(const TaskSpec& task, std::span<const NodeView* const> nodes,
+               std::span<const double> scores, std::size_t chosen, TimePoint now,
+               PlacementExplanation& out) const override {
+    return inner_->explain(task, nodes, scores, chosen, now, out);
+  }
+
+ private:
+  std::unique_ptr<PlacementPolicy> inner_;
+  const AgentLauncher* agents_;
+  const PilotShared* pilots_;
+  int per_;
+};
+
+class PilotsBackend final : public ExecutionBackend {
+ public:
+  explicit PilotsBackend(PilotsBackendOptions o)
+      : o_(std::move(o)),
+        pilots_(std::make_unique<PilotShared[]>(static_cast<std::size_t>(o_.max_jobs))),
+        functions_(function_pool_threads(o_.function_threads)),
+        mpi_(std::make_unique<MpiLauncher>(std::make_unique<MpirunCommand>(),
+                                           LocalLauncherOptions{o_.kill_grace})) {
+    for (int j = 0; j < o_.max_jobs; ++j) {
+      for (int k = 0; k < o_.nodes; ++k) {
+        NodeInfo n;
+        n.name = slot_name(j, k);
+        n.capacity.cores = o_.cores_per_node;
+        nodes_.push_back(n);
+      }
+    }
+  }
+  ~PilotsBackend() override { stop(); }
+
+  std::string_view name() const override { return "slurm pilots"; }
+
+  Status start(const BackendStart& how) override {
+    if (launcher_ != nullptr) return {};
+    std::error_code ec;
+    const std::string state =
+        std::filesystem::absolute(how.state_dir.empty() ? ".chorus" : how.state_dir, ec).string();
+    AgentLauncherOptions ao;
+    ao.listen = o_.listen.empty() ? "tcp://" + allocation_interface({}) + ":*" : o_.listen;
+    ao.key_dir = state + "/agents/" + std::to_string(::getpid());
+    for (const NodeInfo& n : nodes_) ao.agent_nodes.push_back(n.name);
+    ao.lost_after = o_.agent_timeout;
+    ao.agent_silence = o_.agent_timeout;
+    ao.heartbeat = std::min<Duration>(std::chrono::seconds(1), o_.agent_timeout / 4);
+    ao.kill_grace = o_.kill_grace;
+    // Every pilot gone is the normal idle state here, not the end of the run.
+    ao.on_all_lost = [](const std::string&) {};
+    auto launcher = AgentLauncher::start(ao);
+    if (!launcher.ok()) {
+      return Status(launcher.status().code(),
+                    "cannot start the agents' endpoint: " + launcher.status().message());
+    }
+    launcher_ = std::move(*launcher);
+    work_dir_ = state + "/pilots";
+    std::filesystem::create_directories(work_dir_, ec);
+    facts_ = std::make_unique<AgentFacts>(*launcher_, nodes_);
+    stopping_ = false;
+    thread_ = std::thread([this] { pilot_loop(); });
+    return {};
+  }
+
+  void stop() override {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+      }
+      wake_.notify_all();
+      thread_.join();  // cancels every pilot on its way out
+    }
+    facts_.reset();
+    launcher_.reset();  // tells the agents to exit
+  }
+
+  LauncherTable launchers() override {
+    if (launcher_ == nullptr) return LauncherTable{};
+    return launcher_table(*launcher_, functions_, *mpi_);
+  }
+  const std::vector<NodeInfo>& nodes() const override { return nodes_; }
+  std::unique_ptr<PlacementPolicy> wrap_placement(
+      std::unique_ptr<PlacementPolicy> policy) const override {
+    if (policy == nullptr) return policy;
+    return std::make_unique<PilotPlacement>(std::move(policy), launcher_.get(), pilots_.get(),
+                                            o_.nodes);
+  }
+  NodeFactsSource* facts_source() override { return facts_.get(); }
+
+  std::optional<TimePoint> on_turn(std::size_t queued, TimePoint now) override {
+    queued_.store(queued, std::memory_order_relaxed);
+    if (launcher_ != nullptr && now >= next_count_) {
+      // Each pilot's running tasks and liveness, at most every 200 ms (agents() copies).
+      next_count_ = now + std::chrono::milliseconds(200);
+      std::vector<int> running(static_cast<std::size_t>(o_.max_jobs), 0);
+      std::vector<bool> alive(static_cast<std::size_t>(o_.max_jobs), false);
+      for (const AgentInfo& a : launcher_->agents()) {
+        const int j = pilot_of(a.node.name);
+        if (j < 0 || !a.alive) continue;
+        alive[static_cast<std::size_t>(j)] = true;
+        running[static_cast<std::size_t>(j)] += static_cast<int>(a.running);
+      }
+      for (int j = 0; j < o_.max_jobs; ++j) {
+        pilots_[j].running.store(running[static_cast<std::size_t>(j)], std::memory_order_relaxed);
+        pilots_[j].alive.store(alive[static_cast<std::size_t>(j)], std::memory_order_relaxed);
+      }
+    }
+    // Turns keep coming while pilots exist, so their idleness is seen.
+    return now + std::chrono::milliseconds(500);
+  }
+
+ private:
+  // The pilot thread's view of one slot group.
+  struct Pilot {
+    std::uint32_t job = 0;  // 0: none
+    SlurmJobState state = SlurmJobState::unknown;
+    std::chrono::steady_clock::time_point idle_since{};
+    bool idle = false;
+  };
+
+  int pilot_of(const std::string& node) const {
+    if (!node.starts_with("pilot")) return -1;
+    const int j = std::atoi(node.c_str() + 5);
+    return j >= 0 && j < o_.max_jobs ? j : -1;
+  }
+
+  std::string script_for(int j) const {
+    const std::string chorus = o_.chorus.empty() ? self_exe() : o_.chorus;
+    const std::string n = std::to_string(o_.nodes);
+    const auto timeout_s = std::max<std::int64_t>(
+        1, std::chrono::duration_cast<std::chrono::seconds>(o_.agent_timeout).count());
+    // One agent per node, named after its slot; SLURM_NODEID is the node's index in the job.
+    return "#!/bin/sh\n"
+           "# chorus serve: pilot " +
+           std::to_string(j) +
+           " (its agents connect back to the instance)\n"
+           "exec srun --nodes=" +
+           n + " --ntasks=" + n +
+           " --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=0 --no-kill --quiet "
+           "--job-name=chorus-agents /bin/sh -c 'exec \"" +
+           chorus + "\" agent --connect " + launcher_->endpoint() + " --keys \"" +
+           launcher_->key_dir() + "\" --node pilot" + std::to_string(j) +
+           "-$SLURM_NODEID --timeout " + std::to_string(timeout_s) + "s'\n";
+  }
+
+  void pilot_loop() {
+    auto client = SlurmClient::open();
+    if (!client.ok()) {
+      std::fprintf(stderr, "chorus serve: no pilots: cannot open libslurm: %s\n",
+                   client.status().message().c_str());
+      return;
+    }
+    std::vector<Pilot> pilots(static_cast<std::size_t>(o_.max_jobs));
+    auto queue_empty_since = std::chrono::steady_clock::now();
+    while (true) {
+      {
+        std::unique_lock lock(mutex_);
+        if (wake_.wait_for(lock, o_.round, [this] { return stopping_; })) break;
+      }
+      round(**client, pilots, queue_empty_since);
+    }
+    for (Pilot& p : pilots) {
+      if (p.job != 0) (void)(*client)->cancel(p.job);
+    }
+  }
+
+  void round(SlurmClient& client, std::vector<Pilot>& pilots,
+             std::chrono::steady_clock::time_point& queue_empty_since) {
+    const auto now = std::chrono::steady_clock::now();
+    const std::size_t queued = queued_.load(std::memory_order_relaxed);
+    if (queued > 0) queue_empty_since = now;
+    // One controller query for every pilot.
+    std::vector<std::uint32_t> ids;
+    for (const Pilot& p : pilots) {
+      if (p.job != 0) ids.push_back(p.job);
+    }
+    if (!ids.empty()) {
+      auto infos = client.query(ids);
+      if (!infos.ok()) {
+        std::fprintf(stderr, "chorus serve: pilots: %s\n", infos.status().message().c_str());
+        return;
+      }
+      std::size_t at = 0;
+      for (std::size_t j = 0; j < pilots.size(); ++j) {
+        Pilot& p = pilots[j];
+        if (p.job == 0) continue;
+        const SlurmJobInfo& info = (*infos)[at++];
+        if (info.state != p.state) {
+          std::fprintf(stderr, "chorus serve: pilot %zu (job %u): %s\n", j, p.job,
+                       to_string(info.state));
+        }
+        if (info.state != p.state) p.idle = false;  // idleness counts within one state
+        p.state = info.state;
+        if (info.state == SlurmJobState::running) {
+          pilots_[j].end_time.store(info.end_time, std::memory_order_relaxed);
+        }
+        if (is_finished(info.state) || info.state == SlurmJobState::unknown) {
+          p = Pilot{};
+          pilots_[j].end_time.store(0, std::memory_order_relaxed);
+          pilots_[j].draining.store(false, std::memory_order_relaxed);
+        }
+      }
+    }
+    // Release what has had nothing to do for idle_timeout: drain first, cancel next round.
+    for (std::size_t j = 0; j < pilots.size(); ++j) {
+      Pilot& p = pilots[j];
+      if (p.job == 0) continue;
+      const bool busy = pilots_[j].running.load(std::memory_order_relaxed) > 0;
+      const bool pending = p.state == SlurmJobState::pending;
+      const bool idle = pending ? queued == 0 : !busy;
+      if (!idle) {
+        p.idle = false;
+        if (pilots_[j].draining.exchange(false)) {
+          std::fprintf(stderr, "chorus serve: pilot %zu (job %u): in use again\n", j, p.job);
+        }
+        continue;
+      }
+      if (!p.idle) {
+        p.idle = true;
+        p.idle_since = pending ? queue_empty_since : now;
+      }
+      if (now - p.idle_since < o_.idle_timeout) continue;
+      if (!pending && !pilots_[j].draining.exchange(true)) continue;  // drained: cancel next round
+      std::fprintf(
+          stderr, "chorus serve: pilot %zu (job %u): idle for %llds, released\n", j, p.job,
+          static_cast<long long>(
+              std::chrono::duration_cast<std::chrono::seconds>(now - p.idle_since).count()));
+      (void)client.cancel(p.job);
+    }
+    // Grow: work waits, no pilot is on its way, and a slot group is free.
+    if (queued == 0) return;
+    // On its way: pending, or running with no agent registered yet.
+    bool on_the_way = false;
+    for (std::size_t j = 0; j < pilots.size(); ++j) {
+      const Pilot& p = pilots[j];
+      if (p.job != 0 && (p.state != SlurmJobState::running ||
+                         !pilots_[j].alive.load(std::memory_order_relaxed))) {
+        on_the_way = true;
+      }
+    }
+    if (on_the_way) return;
+    auto free =
+        std::find_if(pilots.begin(), pilots.end(), [](const Pilot& p) { return p.job == 0; });
+    if (free == pilots.end()) return;
+    const int j = static_cast<int>(free - pilots.begin());
+    BatchJobRequest r;
+    r.script = script_for(j);
+    r.nodes = o_.nodes;
+    r.exclusive = true;
+    r.no_kill = true;
+    r.time_limit_minutes = static_cast<std::uint32_t>(std::max<std::int64_t>(
+        1, (std::chrono::duration_cast<std::chrono::seconds>(o_.walltime).count() + 59) / 60));
+    r.partition = o_.partition;
+    r.job_name = "chorus-pilot" + std::to_string(j);
+    r.work_dir = work_dir_;
+    r.stdout_path = work_dir_ + "/pilot" + std::to_string(j) + "-%j.out";
+    auto job = client.submit_batch(r);
+    if (!job.ok()) {
+      std::fprintf(stderr, "chorus serve: cannot submit pilot %d: %s\n", j,
+                   job.status().message().c_str());
+      return;
+    }
+    free->job = *job;
+    free->state = SlurmJobState::pending;
+    free->idle = false;
+    std::fprintf(stderr, "chorus serve: pilot %d (job %u) submitted: %zu tasks wait\n", j, *job,
+                 queued);
+  }
+
+  PilotsBackendOptions o_;
+  std::unique_ptr<PilotShared[]> pilots_;
+  InprocLauncher functions_;
+  std::unique_ptr<Launcher> mpi_;
+  std::vector<NodeInfo> nodes_;
+  std::unique_ptr<AgentLauncher> launcher_;
+  std::unique_ptr<AgentFacts> facts_;
+  std::string work_dir_;
+  std::atomic<std::size_t> queued_{0};
+  TimePoint next_count_{};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExecutionBackend> make_pilots_backend(PilotsBackendOptions options) {
+  return std::make_unique<PilotsBackend>(std::move(options));
+}
+
+}  // namespace chorus
