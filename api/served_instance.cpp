@@ -405,6 +405,21 @@ class ServedInstance::Impl {
         });
   }
 
+  // With pilot jobs, a task whose timeout outlasts a pilot's walltime could never be placed.
+  Status check_walltime(const WorkflowGraph& graph) const {
+    const auto& alloc = options.access.config().slurm_allocation;
+    if (!alloc) return {};
+    for (const TaskSpec& t : graph.tasks) {
+      if (t.timeout <= alloc->walltime) continue;
+      return invalid_argument("refused: task '" + t.name + "' has a timeout of " +
+                              format_duration(t.timeout) + " but this instance's pilot jobs live " +
+                              format_duration(alloc->walltime) + " (allocation: slurm: walltime, " +
+                              alloc->at.format() +
+                              "): lower the timeout, or ask for longer pilots");
+    }
+    return {};
+  }
+
   // A refusal when the submission would pass one of the submitter's limits.
   Status check_limits(const Submitter& who, const WorkflowGraph& graph) const {
     if (who.uid == 0) return {};
@@ -575,6 +590,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   auto graph = m.load(request.workflow_text, request.workflow_path, request.cwd);
   if (!graph.ok()) return graph.status();
   if (Status s = m.check_limits(request.who, *graph); !s.ok()) return s;
+  if (Status s = m.check_walltime(*graph); !s.ok()) return s;
   auto run = std::make_unique<ServedRun>();
   auto created = m.submit_journal->create_run(m.fresh_info(*graph));
   if (!created.ok()) return created.status();

@@ -13,6 +13,7 @@
 #include "adapters/inproc/inproc_launcher.hpp"
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "adapters/slurm/slurm_client.hpp"
+#include "core/file_tail.hpp"
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/backends/agent_facts.hpp"
 #include "runtime/backends/local_backend.hpp"
@@ -55,7 +56,9 @@ class PilotPlacement final : public PlacementPolicy {
     const PilotShared& p = pilots_[node.index / per_];
     if (p.draining.load(std::memory_order_relaxed)) return Fit::later;
     const std::int64_t end = p.end_time.load(std::memory_order_relaxed);
-    if (task.timeout > Duration::zero() && end > 0) {
+    if (task.timeout > Duration::zero()) {
+      // Until the pilot thread has read the job's end from Slurm, a task with a timeout waits.
+      if (end <= 0) return Fit::later;
       const double must_end =
           wall_seconds_now() + std::chrono::duration<double>(task.timeout).count();
       if (must_end > static_cast<double>(end)) return Fit::later;
@@ -188,6 +191,7 @@ class PilotsBackend final : public ExecutionBackend {
     SlurmJobState state = SlurmJobState::unknown;
     std::chrono::steady_clock::time_point idle_since{};
     bool idle = false;
+    bool had_agents = false;  // an agent of it registered: it served, whatever ended it
   };
 
   int pilot_of(const std::string& node) const {
@@ -236,6 +240,27 @@ class PilotsBackend final : public ExecutionBackend {
     }
   }
 
+  // A pilot that ended before any of its agents registered did not work (a bad partition
+  // setting, a node that cannot run chorus): the next submission waits 2^n seconds (at most a
+  // minute) and the job's output is shown.
+  void ended_without_agents(std::size_t j, const Pilot& p, const SlurmJobInfo& info,
+                            std::chrono::steady_clock::time_point now) {
+    if (p.had_agents || info.state == SlurmJobState::cancelled) {
+      failures_ = 0;
+      return;
+    }
+    ++failures_;
+    const auto wait = std::chrono::seconds(std::min(60, 1 << std::min(failures_, 6)));
+    next_submit_ = now + wait;
+    const std::string out =
+        work_dir_ + "/pilot" + std::to_string(j) + "-" + std::to_string(p.job) + ".out";
+    std::fprintf(stderr,
+                 "chorus serve: pilot %zu (job %u) ended %s before its agents registered "
+                 "(%d in a row; next try in %llds); its output %s:\n%s\n",
+                 j, p.job, to_string(info.state), failures_, static_cast<long long>(wait.count()),
+                 out.c_str(), file_tail(out, 5).c_str());
+  }
+
   void round(SlurmClient& client, std::vector<Pilot>& pilots,
              std::chrono::steady_clock::time_point& queue_empty_since) {
     const auto now = std::chrono::steady_clock::now();
@@ -266,7 +291,9 @@ class PilotsBackend final : public ExecutionBackend {
         if (info.state == SlurmJobState::running) {
           pilots_[j].end_time.store(info.end_time, std::memory_order_relaxed);
         }
+        if (pilots_[j].alive.load(std::memory_order_relaxed)) p.had_agents = true;
         if (is_finished(info.state) || info.state == SlurmJobState::unknown) {
+          ended_without_agents(j, p, info, now);
           p = Pilot{};
           pilots_[j].end_time.store(0, std::memory_order_relaxed);
           pilots_[j].draining.store(false, std::memory_order_relaxed);
@@ -300,7 +327,7 @@ class PilotsBackend final : public ExecutionBackend {
       (void)client.cancel(p.job);
     }
     // Grow: work waits, no pilot is on its way, and a slot group is free.
-    if (queued == 0) return;
+    if (queued == 0 || now < next_submit_) return;
     // On its way: pending, or running with no agent registered yet.
     bool on_the_way = false;
     for (std::size_t j = 0; j < pilots.size(); ++j) {
@@ -348,6 +375,8 @@ class PilotsBackend final : public ExecutionBackend {
   std::unique_ptr<AgentFacts> facts_;
   std::string work_dir_;
   std::atomic<std::size_t> queued_{0};
+  int failures_ = 0;  // pilots in a row that ended without agents (the pilot thread's)
+  std::chrono::steady_clock::time_point next_submit_{};
   TimePoint next_count_{};
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -44,6 +44,28 @@ std::set<std::string> agent_nodes(const std::string& dir) {
   return nodes;
 }
 
+// `chorus serve` started in `dir` with `args`, stopped (SIGTERM, then waited for) at the end of
+// the case whatever happened: its stop cancels every pilot it submitted.
+class ServeProcess {
+ public:
+  ServeProcess(const std::vector<std::string>& args, const std::string& dir) {
+    std::vector<std::string> argv{chorus_bin(), "serve"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = start_process(argv, dir);
+  }
+  ~ServeProcess() { (void)stop(); }
+  int stop() {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, SIGTERM);
+    const int code = wait_process(pid_);
+    pid_ = -1;
+    return code;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
 }  // namespace
 
 TEST_CASE("Slurm.Serve.AnInstanceInsideSbatchServesEveryNodeOfItsAllocation") {
@@ -124,8 +146,7 @@ TEST_CASE("Slurm.Serve.AutoAllocationGrowsToTwoPilotsUnderLoadAndShrinksToZeroWh
   } pilots_guard;
   write_file(dir / "serve.yaml",
              "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 5m, idle_timeout: 4s}}\n");
-  const pid_t serve =
-      start_process({chorus_bin(), "serve", "--state", "st", "--config", "serve.yaml"}, dir.path());
+  ServeProcess serve({"--state", "st", "--config", "serve.yaml"}, dir.path());
   REQUIRE_MESSAGE(eventually([&] {
                     return read_file(dir / "bg.err").find("listening on") != std::string::npos;
                   }),
@@ -167,6 +188,58 @@ TEST_CASE("Slurm.Serve.AutoAllocationGrowsToTwoPilotsUnderLoadAndShrinksToZeroWh
   // Idle: both pilots are released.
   CHECK(eventually([] { return pilot_jobs().empty(); }, 60));
   CHECK(read_file(dir / "bg.err").find("released") != std::string::npos);
-  ::kill(serve, SIGTERM);
-  CHECK(wait_process(serve) == 0);
+  CHECK(serve.stop() == 0);
+}
+
+TEST_CASE("Slurm.Serve.APilotLostMidTaskRequeuesItsTaskAndTasksOutlastingPilotsAreRefused") {
+  SlurmCluster::get();
+  TempDir dir;
+  struct PilotGuard {
+    ~PilotGuard() {
+      for (const char* n : {"chorus-pilot0", "chorus-pilot1"}) {
+        (void)run_process({"scancel", "--name", n}, "/");
+      }
+    }
+  } pilots_guard;
+  // Pilots of 2 minutes: a task whose timeout is 5 minutes could never go on one: refused.
+  write_file(dir / "serve.yaml",
+             "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 2m, idle_timeout: 30s}}\n");
+  ServeProcess serve({"--state", "st", "--config", "serve.yaml"}, dir.path());
+  REQUIRE(eventually(
+      [&] { return read_file(dir / "bg.err").find("listening on") != std::string::npos; }));
+  write_file(dir / "long.yaml",
+             "name: long\ntasks:\n  - name: l\n    timeout: 5m\n    command: \"touch long.ran\"\n");
+  auto long_run = run_chorus({"submit", "long.yaml", "--state", "st"}, dir.path());
+  CHECK(long_run.exit_code == 2);
+  CHECK_MESSAGE(long_run.err.find("task 'l' has a timeout of 5m00s but this instance's pilot jobs "
+                                  "live 2m00s") != std::string::npos,
+                long_run.err);
+  // One whole-node task (retries: 0) that records each start; its pilot is cancelled under it.
+  write_file(dir / "wf.yaml",
+             "name: lost\ntasks:\n  - name: t\n    cores: 4\n"
+             "    command: \"echo $SLURM_JOB_ID >> starts; sleep 4\"\n");
+  auto sub = run_chorus({"submit", "wf.yaml", "--state", "st"}, dir.path());
+  REQUIRE_MESSAGE(sub.exit_code == 0, sub.err);
+  std::string run = sub.out;
+  while (!run.empty() && run.back() == '\n') run.pop_back();
+  REQUIRE_MESSAGE(eventually([&] { return file_exists(dir / "starts"); }, 90),
+                  read_file(dir / "bg.err"));
+  const std::string first_job = read_lines(dir / "starts").at(0);
+  (void)run_process({"scancel", first_job}, "/");
+  std::string status;
+  eventually(
+      [&] {
+        auto r = run_chorus({"status", run, "--json", "--state", "st"}, dir.path());
+        auto j = nlohmann::json::parse(r.out, nullptr, false);
+        status = j.is_object() ? j.value("status", "") : "";
+        return status != "" && status != "running";
+      },
+      120);
+  INFO("instance log:\n", read_file(dir / "bg.err"));
+  CHECK(status == "succeeded");
+  auto starts = read_lines(dir / "starts");
+  REQUIRE(starts.size() == 2);  // lost once, run again on another pilot
+  CHECK(starts[0] != starts[1]);
+  CHECK(!file_exists(dir / "long.ran"));
+  CHECK(serve.stop() == 0);
 }
