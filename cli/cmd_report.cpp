@@ -2,6 +2,7 @@
 // attempt on its cores, utilization over time) built from the journal; prints the file's path.
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -10,6 +11,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
+#include "cli/serve_client.hpp"
 #include "core/units.hpp"
 #include "runtime/report/html_report.hpp"
 
@@ -52,14 +54,42 @@ void add_report_command(CLI::App& app) {
     std::string run;
     std::string output;
     std::string state_dir;
+    std::string server;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("run", a->run, "Run id, a unique prefix, or 'latest'")->required();
   cmd->add_option("-o,--output", a->output,
-                  "HTML file to write (default: <state>/runs/RUN/report.html)");
+                  "HTML file to write (default: <state>/runs/RUN/report.html; through a server, "
+                  "./RUN.report.html)");
   cmd->add_option("--state", a->state_dir, "State folder (default: .chorus)");
+  cmd->add_option("--server", a->server, "A served instance's socket (default: CHORUS_SERVER)");
   cmd->callback([a] {
     const Output out = Output::for_command(false);
+    if (auto server = chosen_server(a->server, a->state_dir)) {
+      // The instance renders it; the file is written here, by this user (default: the current
+      // folder, since the instance's state folder is not theirs).
+      auto reply = ask_server(*server, {{"op", "report"}, {"run", a->run}, {"mode", "plain"}});
+      if (!reply.ok()) {
+        out.error(reply.status().message());
+        throw CLI::RuntimeError(reply.status().code() == ErrorCode::invalid_argument ? kExitBadInput
+                                                                                     : kExitError);
+      }
+      if (const int code = reply->value("exit", kExitError); code != kExitOk) {
+        const std::string e = reply->value("err", "");
+        std::fwrite(e.data(), 1, e.size(), stderr);
+        throw CLI::RuntimeError(code);
+      }
+      fs::path path = a->output.empty() ? fs::path(reply->value("run", "run") + ".report.html")
+                                        : fs::path(a->output);
+      std::error_code ec;
+      if (const fs::path absolute = fs::absolute(path, ec); !ec) path = absolute;
+      if (Status s = write_file(path, reply->value("html", "")); !s.ok()) {
+        out.error(s.message());
+        throw CLI::RuntimeError(kExitError);
+      }
+      out.report_written(path.string());
+      return;
+    }
     auto [store, run] = open_run_or_exit(a->state_dir, a->run);
     const auto events = events_or_exit(*store, run);
     run.status = effective_status(run);

@@ -27,6 +27,7 @@
 #include "runtime/backends/pilots_backend.hpp"
 #include "runtime/backends/slurm_backend.hpp"
 #include "runtime/log_paths.hpp"
+#include "runtime/report/html_report.hpp"
 #include "runtime/transport/curve_keys.hpp"
 #include "runtime/transport/local_socket.hpp"
 #include "runtime/transport/message_socket.hpp"
@@ -136,9 +137,11 @@ class Server {
         code = cancel(req, who, r.out(), extra);
       } else if (op == "logs") {
         code = logs(req, who, r.out());
+      } else if (op == "report") {
+        code = report(req, who, r.out(), extra);
       } else {
         r.out().error("unknown request '" + op +
-                      "' (this server answers submit, list, status, cancel, logs)");
+                      "' (this server answers submit, list, status, cancel, logs, report)");
       }
       nlohmann::json reply = r.reply(code);
       reply.update(extra);
@@ -282,6 +285,28 @@ class Server {
       return exit_for(s);
     }
     out.run_cancelling(run->id, getpid());
+    return kExitOk;
+  }
+
+  // The run's HTML report in `extra` ("html", with "run"): the client writes the file, where
+  // its user may write.
+  int report(const nlohmann::json& req, const PeerCredentials& who, const Output& out,
+             nlohmann::json& extra) {
+    auto run = find(text(req, "run"), who);
+    if (!run.ok()) {
+      out.error(run.status().message());
+      return kExitBadInput;
+    }
+    auto events = journal_.events(run->id);
+    if (!events.ok()) {
+      out.error(events.status().message());
+      return kExitError;
+    }
+    run->status = effective_status(*run);
+    HtmlReportOptions options;
+    options.end_time = run->status == RunStatus::running ? wall_seconds_now() : run->updated;
+    extra["run"] = run->id;
+    extra["html"] = render_html_report(*run, *events, options);
     return kExitOk;
   }
 

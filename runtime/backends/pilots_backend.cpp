@@ -163,7 +163,14 @@ class PilotsBackend final : public ExecutionBackend {
   NodeFactsSource* facts_source() override { return facts_.get(); }
 
   std::optional<TimePoint> on_turn(std::size_t queued, TimePoint now) override {
-    queued_.store(queued, std::memory_order_relaxed);
+    const std::size_t before = queued_.exchange(queued, std::memory_order_relaxed);
+    if (before == 0 && queued > 0) {
+      // Work arrived: the pilot thread looks now rather than at its next round (one wake-up
+      // per idle-to-busy change, not per turn). Not under the thread's mutex: a wake that races
+      // its predicate check is lost, and the round's timeout catches it.
+      kick_.store(true);
+      wake_.notify_one();
+    }
     if (launcher_ != nullptr && now >= next_count_) {
       // Each pilot's running tasks and liveness, at most every 200 ms (agents() copies).
       next_count_ = now + std::chrono::milliseconds(200);
@@ -231,7 +238,8 @@ class PilotsBackend final : public ExecutionBackend {
     while (true) {
       {
         std::unique_lock lock(mutex_);
-        if (wake_.wait_for(lock, o_.round, [this] { return stopping_; })) break;
+        wake_.wait_for(lock, o_.round, [this] { return stopping_ || kick_.exchange(false); });
+        if (stopping_) break;
       }
       round(**client, pilots, queue_empty_since);
     }
@@ -380,6 +388,7 @@ class PilotsBackend final : public ExecutionBackend {
   TimePoint next_count_{};
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::atomic<bool> kick_{false};  // work arrived: a round now
   bool stopping_ = false;
   std::thread thread_;
 };

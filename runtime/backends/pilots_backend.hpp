@@ -13,8 +13,8 @@
 // Threads: a pilot thread owns the SlurmClient and, once per `round`, makes ONE batched status
 // query for all pilots, then submits or releases. It learns the demand from on_turn() (the
 // coordinator's thread: queued tasks, and each pilot's running tasks from the AgentLauncher)
-// through atomics; placement reads the pilots' end times and draining flags the same way. Never
-// a Slurm request on the coordinator's thread.
+// through atomics (work arriving in an idle instance wakes it at once); placement reads the pilots'
+// end times and draining flags the same way. Never a Slurm request on the coordinator's thread.
 //
 // Rules: a pilot is submitted when tasks are queued, no pilot is pending, and fewer than
 // max_jobs exist (so the pilots grow one at a time while the queue stays non-empty). A pilot

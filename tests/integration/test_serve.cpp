@@ -188,6 +188,10 @@ TEST_CASE("Integration.Serve.UsersSeeOnlyTheirOwnRuns") {
   }
   auto own = as_user(alice, served, {"logs", arun, "who"}, ahome);
   CHECK(own.exit_code == 0);
+  // Her report, rendered by the instance, written by her in her folder.
+  auto report = as_user(alice, served, {"report", arun}, ahome);
+  CHECK_MESSAGE(report.exit_code == 0, report.err);
+  CHECK(read_file(ahome + "/" + arun + ".report.html").find("<html") != std::string::npos);
   auto by_admin = as_user(admin, served, {"status", arun}, mhome);
   CHECK_MESSAGE(by_admin.exit_code == 0, by_admin.err);
 

@@ -7,11 +7,11 @@
 
 #include "api/tasks.hpp"
 #include "runtime/coordinator.hpp"
-#include "support/scripted_launcher.hpp"
 #include "schedulers/placement/first_fit.hpp"
 #include "schedulers/queue/fifo_queue.hpp"
 #include "support/memory_journal.hpp"
 #include "support/process.hpp"
+#include "support/scripted_launcher.hpp"
 
 using namespace chorus;
 using chorus::test::ManualClock;
@@ -150,6 +150,32 @@ TEST_CASE("Runtime.CoordinatorLogic.LostTaskIsRetriedThenFailsForGood") {
                                 "failed:1:lost by its launcher (attempt 1 of 2, retrying)",
                                 "running:2", "failed:2:lost by its launcher"});
   CHECK(t.history("after_a") == Lines{"cancelled:0:dependency 'a' failed"});
+}
+
+TEST_CASE("Runtime.CoordinatorLogic.LostRequeuesDoNotUseRetriesUntilTheirLimit") {
+  Logic t;
+  t.options.lost_requeues = 2;
+  WorkflowGraph g;
+  TaskSpec a = task("a");
+  a.retries = 1;
+  g.add(a);
+  // Two losses are requeued for free; then the retry, then it fails for good.
+  t.clock.then([&] { t.launcher.lose("a"); });
+  t.clock.then([&] { t.launcher.lose("a"); });
+  t.clock.then([&] {
+    CHECK(t.launcher.last("a").attempt == 3);
+    t.launcher.lose("a");
+  });
+  t.clock.then([&] { t.launcher.exit("a", 1); });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::failed);
+  const std::string requeued =
+      "lost by its launcher (lost with its node; queued again, not counted as a retry)";
+  CHECK(t.history("a") == Lines{"running:1", "failed:1:" + requeued, "running:2",
+                                "failed:2:" + requeued, "running:3",
+                                "failed:3:lost by its launcher (attempt 3 of 4, retrying)",
+                                "running:4", "failed:4:exited with status 1"});
 }
 
 TEST_CASE("Runtime.CoordinatorLogic.RetryRacingACancelIsNotLaunched") {
