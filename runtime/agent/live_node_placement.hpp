@@ -18,15 +18,19 @@
 namespace chorus {
 
 using NodeAlive = std::function<bool(std::string_view node)>;
+// The general form: whether `node` may take `task` now (pilots_backend.cpp adds the pilot's
+// walltime and whether it is being released).
+using NodeUsable = std::function<bool(const TaskSpec& task, const NodeView& node)>;
 
 class LiveNodePlacement final : public PlacementPolicy {
  public:
-  LiveNodePlacement(std::unique_ptr<PlacementPolicy> inner, NodeAlive alive)
-      : inner_(std::move(inner)), alive_(std::move(alive)) {}
+  LiveNodePlacement(std::unique_ptr<PlacementPolicy> inner, NodeUsable usable)
+      : inner_(std::move(inner)), usable_(std::move(usable)) {}
   std::string_view name() const override { return inner_->name(); }
+  // What the inner policy says, except that "now" on a node not usable now is "later".
   Fit filter(const TaskSpec& task, const NodeView& node) const override {
     Fit fit = inner_->filter(task, node);
-    if (fit == Fit::now && !alive_(node.info->name)) return Fit::later;
+    if (fit == Fit::now && !usable_(task, node)) return Fit::later;
     return fit;
   }
   double score(const TaskSpec& task, const NodeView& node) const override {
@@ -48,11 +52,14 @@ class LiveNodePlacement final : public PlacementPolicy {
 
  private:
   std::unique_ptr<PlacementPolicy> inner_;
-  NodeAlive alive_;
+  NodeUsable usable_;
 };
 
-// `inner` wrapped in LiveNodePlacement (null stays null).
+// `inner` wrapped in LiveNodePlacement (null stays null): nodes whose agent is alive.
 std::unique_ptr<PlacementPolicy> live_nodes_only(std::unique_ptr<PlacementPolicy> inner,
                                                  NodeAlive alive);
+// The same with a predicate of the task too.
+std::unique_ptr<PlacementPolicy> usable_nodes_only(std::unique_ptr<PlacementPolicy> inner,
+                                                   NodeUsable usable);
 
 }  // namespace chorus

@@ -15,6 +15,7 @@
 #include "adapters/slurm/slurm_client.hpp"
 #include "core/file_tail.hpp"
 #include "runtime/agent/agent_launcher.hpp"
+#include "runtime/agent/live_node_placement.hpp"
 #include "runtime/backends/agent_facts.hpp"
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/backends/slurm_backend.hpp"
@@ -38,52 +39,6 @@ struct PilotShared {
   std::atomic<bool> draining{false};      // being released: placement leaves it alone
   std::atomic<int> running{0};            // tasks its agents hold (from the coordinator's turn)
   std::atomic<bool> alive{false};         // one of its agents is registered and live
-};
-
-// Placement over the slots: live agents only; not a pilot being released; not a pilot that ends
-// before the task's timeout would.
-class PilotPlacement final : public PlacementPolicy {
- public:
-  PilotPlacement(std::unique_ptr<PlacementPolicy> inner, const AgentLauncher* agents,
-                 const PilotShared* pilots, int nodes_per_pilot)
-      : inner_(std::move(inner)), agents_(agents), pilots_(pilots), per_(nodes_per_pilot) {}
-  std::string_view name() const override { return inner_->name(); }
-  Fit filter(const TaskSpec& task, const NodeView& node) const override {
-    const Fit fit = inner_->filter(task, node);
-    if (fit != Fit::now) return fit;
-    if (agents_ == nullptr || !agents_->node_alive(node.info->name)) return Fit::later;
-    if (node.index < 0) return fit;
-    const PilotShared& p = pilots_[node.index / per_];
-    if (p.draining.load(std::memory_order_relaxed)) return Fit::later;
-    const std::int64_t end = p.end_time.load(std::memory_order_relaxed);
-    if (task.timeout > Duration::zero()) {
-      // Until the pilot thread has read the job's end from Slurm, a task with a timeout waits.
-      if (end <= 0) return Fit::later;
-      const double must_end =
-          wall_seconds_now() + std::chrono::duration<double>(task.timeout).count();
-      if (must_end > static_cast<double>(end)) return Fit::later;
-    }
-    return fit;
-  }
-  double score(const TaskSpec& task, const NodeView& node) const override {
-    return inner_->score(task, node);
-  }
-  bool batch_scores() const override { return inner_->batch_scores(); }
-  void score_all(const TaskSpec& task, std::span<const NodeView* const> nodes, TimePoint now,
-                 std::span<double> scores) const override {
-    inner_->score_all(task, nodes, now, scores);
-  }
-  bool explain(const TaskSpec& task, std::span<const NodeView* const> nodes,
-               std::span<const double> scores, std::size_t chosen, TimePoint now,
-               PlacementExplanation& out) const override {
-    return inner_->explain(task, nodes, scores, chosen, now, out);
-  }
-
- private:
-  std::unique_ptr<PlacementPolicy> inner_;
-  const AgentLauncher* agents_;
-  const PilotShared* pilots_;
-  int per_;
 };
 
 class PilotsBackend final : public ExecutionBackend {
@@ -156,9 +111,8 @@ class PilotsBackend final : public ExecutionBackend {
   const std::vector<NodeInfo>& nodes() const override { return nodes_; }
   std::unique_ptr<PlacementPolicy> wrap_placement(
       std::unique_ptr<PlacementPolicy> policy) const override {
-    if (policy == nullptr) return policy;
-    return std::make_unique<PilotPlacement>(std::move(policy), launcher_.get(), pilots_.get(),
-                                            o_.nodes);
+    return usable_nodes_only(std::move(policy),
+                             [this](const TaskSpec& t, const NodeView& n) { return usable(t, n); });
   }
   NodeFactsSource* facts_source() override { return facts_.get(); }
 
@@ -200,6 +154,24 @@ class PilotsBackend final : public ExecutionBackend {
     bool idle = false;
     bool had_agents = false;  // an agent of it registered: it served, whatever ended it
   };
+
+  // Placement over the slots: live agents only; not a pilot being released; not a pilot that
+  // ends before the task's timeout would.
+  bool usable(const TaskSpec& task, const NodeView& node) const {
+    if (launcher_ == nullptr || !launcher_->node_alive(node.info->name)) return false;
+    if (node.index < 0) return true;
+    const PilotShared& p = pilots_[static_cast<std::size_t>(node.index / o_.nodes)];
+    if (p.draining.load(std::memory_order_relaxed)) return false;
+    if (task.timeout > Duration::zero()) {
+      // Until the pilot thread has read the job's end from Slurm, a task with a timeout waits.
+      const std::int64_t end = p.end_time.load(std::memory_order_relaxed);
+      if (end <= 0) return false;
+      const double must_end =
+          wall_seconds_now() + std::chrono::duration<double>(task.timeout).count();
+      if (must_end > static_cast<double>(end)) return false;
+    }
+    return true;
+  }
 
   int pilot_of(const std::string& node) const {
     if (!node.starts_with("pilot")) return -1;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -132,25 +133,66 @@ std::vector<std::string> pilot_jobs() {
   return jobs;
 }
 
+// An instance with automatic allocation (`allocation` is the serve.yaml line) in `dir`, serving
+// state folder st; at the end its stop cancels its pilots, and any left are cancelled by name.
+class PilotsInstance {
+ public:
+  PilotsInstance(const TempDir& dir, const std::string& allocation)
+      : dir_(dir.path()), serve_(start(dir, allocation), dir.path()) {
+    REQUIRE_MESSAGE(eventually([&] { return log().find("listening on") != std::string::npos; }),
+                    log());
+  }
+  ~PilotsInstance() {
+    (void)serve_.stop();
+    for (const char* n : {"chorus-pilot0", "chorus-pilot1"}) {
+      (void)run_process({"scancel", "--name", n}, "/");
+    }
+  }
+  std::string log() const { return read_file(dir_ + "/bg.err"); }
+  int stop() { return serve_.stop(); }
+  // Submits `workflow` (in dir) and returns the run id.
+  std::string submit(const std::string& workflow) {
+    auto sub = run_chorus({"submit", workflow, "--state", "st"}, dir_);
+    REQUIRE_MESSAGE(sub.exit_code == 0, sub.err);
+    std::string run = sub.out;
+    while (!run.empty() && run.back() == '\n') run.pop_back();
+    return run;
+  }
+  // The run's status word ("" when it cannot be read).
+  std::string status(const std::string& run) const {
+    auto r = run_chorus({"status", run, "--json", "--state", "st"}, dir_);
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    return j.is_object() ? j.value("status", "") : "";
+  }
+  // Waits (bounded) for the run to end, calling `each` on every poll; its final status.
+  std::string wait_ended(const std::string& run, const std::function<void()>& each = {}) {
+    std::string s;
+    eventually(
+        [&] {
+          if (each) each();
+          s = status(run);
+          return !s.empty() && s != "running";
+        },
+        120);
+    return s;
+  }
+
+ private:
+  static std::vector<std::string> start(const TempDir& dir, const std::string& allocation) {
+    write_file(dir / "serve.yaml", allocation + "\n");
+    return {"--state", "st", "--config", "serve.yaml"};
+  }
+  std::string dir_;
+  ServeProcess serve_;
+};
+
 }  // namespace
 
 TEST_CASE("Slurm.Serve.AutoAllocationGrowsToTwoPilotsUnderLoadAndShrinksToZeroWhenIdle") {
   SlurmCluster::get();
   TempDir dir;
-  struct PilotGuard {
-    ~PilotGuard() {
-      for (const char* n : {"chorus-pilot0", "chorus-pilot1"}) {
-        (void)run_process({"scancel", "--name", n}, "/");
-      }
-    }
-  } pilots_guard;
-  write_file(dir / "serve.yaml",
-             "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 5m, idle_timeout: 4s}}\n");
-  ServeProcess serve({"--state", "st", "--config", "serve.yaml"}, dir.path());
-  REQUIRE_MESSAGE(eventually([&] {
-                    return read_file(dir / "bg.err").find("listening on") != std::string::npos;
-                  }),
-                  read_file(dir / "bg.err"));
+  PilotsInstance serve(
+      dir, "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 5m, idle_timeout: 4s}}");
   CHECK(pilot_jobs().empty());  // nothing waits: no pilot
 
   // Six tasks that each take a whole node (the test nodes have 4 CPUs): one pilot cannot hold
@@ -158,24 +200,14 @@ TEST_CASE("Slurm.Serve.AutoAllocationGrowsToTwoPilotsUnderLoadAndShrinksToZeroWh
   write_file(dir / "wf.yaml",
              "name: load\ntasks:\n  - name: t\n    foreach: {i: \"range(0, 6)\"}\n    cores: 4\n"
              "    command: \"echo $SLURMD_NODENAME > t{i}.node; sleep 3\"\n");
-  auto sub = run_chorus({"submit", "wf.yaml", "--state", "st"}, dir.path());
-  REQUIRE_MESSAGE(sub.exit_code == 0, sub.err);
-  std::string run = sub.out;
-  while (!run.empty() && run.back() == '\n') run.pop_back();
+  const std::string run = serve.submit("wf.yaml");
   std::size_t most_running = 0;
-  std::string status;
-  eventually(
-      [&] {
-        std::size_t running = 0;
-        for (const std::string& j : pilot_jobs()) running += j.find("RUNNING") != std::string::npos;
-        most_running = std::max(most_running, running);
-        auto r = run_chorus({"status", run, "--json", "--state", "st"}, dir.path());
-        auto j = nlohmann::json::parse(r.out, nullptr, false);
-        status = j.is_object() ? j.value("status", "") : "";
-        return status != "" && status != "running";
-      },
-      120);
-  INFO("instance log:\n", read_file(dir / "bg.err"));
+  const std::string status = serve.wait_ended(run, [&] {
+    std::size_t running = 0;
+    for (const std::string& j : pilot_jobs()) running += j.find("RUNNING") != std::string::npos;
+    most_running = std::max(most_running, running);
+  });
+  INFO("instance log:\n", serve.log());
   CHECK(status == "succeeded");
   CHECK(most_running == 2);
   std::set<std::string> nodes;
@@ -187,26 +219,16 @@ TEST_CASE("Slurm.Serve.AutoAllocationGrowsToTwoPilotsUnderLoadAndShrinksToZeroWh
   CHECK(nodes.size() == 2);  // both pilots ran tasks
   // Idle: both pilots are released.
   CHECK(eventually([] { return pilot_jobs().empty(); }, 60));
-  CHECK(read_file(dir / "bg.err").find("released") != std::string::npos);
+  CHECK(serve.log().find("released") != std::string::npos);
   CHECK(serve.stop() == 0);
 }
 
 TEST_CASE("Slurm.Serve.APilotLostMidTaskRequeuesItsTaskAndTasksOutlastingPilotsAreRefused") {
   SlurmCluster::get();
   TempDir dir;
-  struct PilotGuard {
-    ~PilotGuard() {
-      for (const char* n : {"chorus-pilot0", "chorus-pilot1"}) {
-        (void)run_process({"scancel", "--name", n}, "/");
-      }
-    }
-  } pilots_guard;
   // Pilots of 2 minutes: a task whose timeout is 5 minutes could never go on one: refused.
-  write_file(dir / "serve.yaml",
-             "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 2m, idle_timeout: 30s}}\n");
-  ServeProcess serve({"--state", "st", "--config", "serve.yaml"}, dir.path());
-  REQUIRE(eventually(
-      [&] { return read_file(dir / "bg.err").find("listening on") != std::string::npos; }));
+  PilotsInstance serve(
+      dir, "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 2m, idle_timeout: 30s}}");
   write_file(dir / "long.yaml",
              "name: long\ntasks:\n  - name: l\n    timeout: 5m\n    command: \"touch long.ran\"\n");
   auto long_run = run_chorus({"submit", "long.yaml", "--state", "st"}, dir.path());
@@ -218,24 +240,12 @@ TEST_CASE("Slurm.Serve.APilotLostMidTaskRequeuesItsTaskAndTasksOutlastingPilotsA
   write_file(dir / "wf.yaml",
              "name: lost\ntasks:\n  - name: t\n    cores: 4\n"
              "    command: \"echo $SLURM_JOB_ID >> starts; sleep 4\"\n");
-  auto sub = run_chorus({"submit", "wf.yaml", "--state", "st"}, dir.path());
-  REQUIRE_MESSAGE(sub.exit_code == 0, sub.err);
-  std::string run = sub.out;
-  while (!run.empty() && run.back() == '\n') run.pop_back();
-  REQUIRE_MESSAGE(eventually([&] { return file_exists(dir / "starts"); }, 90),
-                  read_file(dir / "bg.err"));
+  const std::string run = serve.submit("wf.yaml");
+  REQUIRE_MESSAGE(eventually([&] { return file_exists(dir / "starts"); }, 90), serve.log());
   const std::string first_job = read_lines(dir / "starts").at(0);
   (void)run_process({"scancel", first_job}, "/");
-  std::string status;
-  eventually(
-      [&] {
-        auto r = run_chorus({"status", run, "--json", "--state", "st"}, dir.path());
-        auto j = nlohmann::json::parse(r.out, nullptr, false);
-        status = j.is_object() ? j.value("status", "") : "";
-        return status != "" && status != "running";
-      },
-      120);
-  INFO("instance log:\n", read_file(dir / "bg.err"));
+  const std::string status = serve.wait_ended(run);
+  INFO("instance log:\n", serve.log());
   CHECK(status == "succeeded");
   auto starts = read_lines(dir / "starts");
   REQUIRE(starts.size() == 2);  // lost once, run again on another pilot
