@@ -300,6 +300,7 @@ Result<std::vector<SlurmJobInfo>> SlurmClient::query(std::span<const std::uint32
                    slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason))) {
       info.reason = r;
     }
+    if (j.work_dir != nullptr) info.work_dir = j.work_dir;
     info.start_time = static_cast<std::int64_t>(j.start_time);
     info.end_time = static_cast<std::int64_t>(j.end_time);
     int status = static_cast<int>(j.exit_code);
@@ -331,16 +332,15 @@ Result<SlurmPartitionInfo> SlurmClient::partition(const std::string& name) {
     SlurmPartitionInfo info;
     info.name = pname;
     info.nodes = static_cast<int>(p.total_nodes);
-    info.cpus_per_node =
-        p.total_nodes > 0 ? static_cast<int>(p.total_cpus / p.total_nodes) : 0;
+    info.cpus_per_node = p.total_nodes > 0 ? static_cast<int>(p.total_cpus / p.total_nodes) : 0;
     info.max_time_minutes = p.max_time == INFINITE ? kSlurmUnlimited : p.max_time;
     found = info;
   }
   slurm_free_partition_info_msg(msg);
   if (!found) {
-    return not_found(name.empty() ? "Slurm has no default partition (partitions: " + known + ")"
-                                  : "no Slurm partition '" + name + "' (partitions: " + known +
-                                        ")");
+    return not_found(name.empty()
+                         ? "Slurm has no default partition (partitions: " + known + ")"
+                         : "no Slurm partition '" + name + "' (partitions: " + known + ")");
   }
   return *found;
 }

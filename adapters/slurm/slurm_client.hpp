@@ -69,6 +69,7 @@ struct SlurmJobInfo {
   // runs; 0 when not known).
   std::int64_t start_time = 0;
   std::int64_t end_time = 0;
+  std::string work_dir;  // the job's working directory
 };
 
 struct SlurmPartitionInfo {

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -205,6 +206,7 @@ class PilotsBackend final : public ExecutionBackend {
                    client.status().message().c_str());
       return;
     }
+    cancel_earlier_pilots(**client);
     std::vector<Pilot> pilots(static_cast<std::size_t>(o_.max_jobs));
     auto queue_empty_since = std::chrono::steady_clock::now();
     while (true) {
@@ -240,6 +242,35 @@ class PilotsBackend final : public ExecutionBackend {
                  j, p.job, to_string(info.state), failures_, static_cast<long long>(wait.count()),
                  out.c_str(), file_tail(out, 5).c_str());
   }
+
+  // The pilots an earlier instance on this state folder submitted (<state>/pilots/jobs, one id
+  // per line, appended at each submission): cancelled at start. A killed instance leaves them
+  // running until their agents' silence timeout; they are of no use to this one (new keys).
+  // Only a job that is still one of ours is cancelled: named chorus-pilot*, working in this
+  // state folder's pilots/ (job ids are reused, after a controller's state is reset for one).
+  void cancel_earlier_pilots(SlurmClient& client) {
+    std::vector<std::uint32_t> ids;
+    {
+      std::ifstream in(jobs_file());
+      std::uint32_t id = 0;
+      while (in >> id) ids.push_back(id);
+    }
+    int n = 0;
+    if (!ids.empty()) {
+      auto infos = client.query(ids);
+      for (const SlurmJobInfo& info : infos.ok() ? *infos : std::vector<SlurmJobInfo>{}) {
+        if (is_finished(info.state) || info.state == SlurmJobState::unknown ||
+            !info.name.starts_with("chorus-pilot") || info.work_dir != work_dir_) {
+          continue;
+        }
+        if (client.cancel(info.job_id).ok()) ++n;
+      }
+    }
+    std::ofstream(jobs_file(), std::ios::trunc).close();
+    if (n > 0)
+      std::fprintf(stderr, "chorus serve: cancelled %d pilot job(s) of an earlier instance\n", n);
+  }
+  std::string jobs_file() const { return work_dir_ + "/jobs"; }
 
   void round(SlurmClient& client, std::vector<Pilot>& pilots,
              std::chrono::steady_clock::time_point& queue_empty_since) {
@@ -306,8 +337,13 @@ class PilotsBackend final : public ExecutionBackend {
               std::chrono::duration_cast<std::chrono::seconds>(now - p.idle_since).count()));
       (void)client.cancel(p.job);
     }
-    // Grow: work waits, no pilot is on its way, and a slot group is free.
-    if (queued == 0 || now < next_submit_) return;
+    // Grow: work waits, no pilot is on its way, and a slot group is free. With pilots up, the
+    // queue must have stayed non-empty for two rounds: the count is the coordinator's of its
+    // last turn, taken before that turn placed tasks on a pilot that just registered.
+    const bool any =
+        std::any_of(pilots.begin(), pilots.end(), [](const Pilot& p) { return p.job != 0; });
+    waiting_rounds_ = queued == 0 ? 0 : waiting_rounds_ + 1;
+    if (queued == 0 || now < next_submit_ || (any && waiting_rounds_ < 2)) return;
     // On its way: pending, or running with no agent registered yet.
     bool on_the_way = false;
     for (std::size_t j = 0; j < pilots.size(); ++j) {
@@ -317,7 +353,10 @@ class PilotsBackend final : public ExecutionBackend {
         on_the_way = true;
       }
     }
-    if (on_the_way) return;
+    if (on_the_way) {
+      waiting_rounds_ = 0;
+      return;
+    }
     auto free =
         std::find_if(pilots.begin(), pilots.end(), [](const Pilot& p) { return p.job == 0; });
     if (free == pilots.end()) return;
@@ -342,6 +381,8 @@ class PilotsBackend final : public ExecutionBackend {
     free->job = *job;
     free->state = SlurmJobState::pending;
     free->idle = false;
+    waiting_rounds_ = 0;
+    std::ofstream(jobs_file(), std::ios::app) << *job << '\n';
     std::fprintf(stderr, "chorus serve: pilot %d (job %u) submitted: %zu tasks wait\n", j, *job,
                  queued);
   }
@@ -355,7 +396,8 @@ class PilotsBackend final : public ExecutionBackend {
   std::unique_ptr<AgentFacts> facts_;
   std::string work_dir_;
   std::atomic<std::size_t> queued_{0};
-  int failures_ = 0;  // pilots in a row that ended without agents (the pilot thread's)
+  int failures_ = 0;        // pilots in a row that ended without agents (the pilot thread's)
+  int waiting_rounds_ = 0;  // rounds in a row with tasks queued and no pilot on its way
   std::chrono::steady_clock::time_point next_submit_{};
   TimePoint next_count_{};
   std::mutex mutex_;

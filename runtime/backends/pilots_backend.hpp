@@ -16,8 +16,10 @@
 // through atomics (work arriving in an idle instance wakes it at once); placement reads the pilots'
 // end times and draining flags the same way. Never a Slurm request on the coordinator's thread.
 //
-// Rules: a pilot is submitted when tasks are queued, no pilot is pending, and fewer than
-// max_jobs exist (so the pilots grow one at a time while the queue stays non-empty). A pilot
+// Rules: a pilot is submitted when tasks are queued, no pilot is pending or starting, and fewer
+// than max_jobs exist (so the pilots grow one at a time while the queue stays non-empty; with
+// pilots up, non-empty for two rounds in a row). Pilots an earlier instance on the same state
+// folder left (<state>/pilots/jobs) are cancelled at start. A pilot
 // whose agents have run nothing for idle_timeout is first drained (placement stops using it),
 // then cancelled the next round if still idle; a pending pilot is cancelled the same way when
 // the queue has been empty for idle_timeout.

@@ -49,21 +49,28 @@ std::set<std::string> agent_nodes(const std::string& dir) {
 // the case whatever happened: its stop cancels every pilot it submitted.
 class ServeProcess {
  public:
-  ServeProcess(const std::vector<std::string>& args, const std::string& dir) {
+  ServeProcess(const std::vector<std::string>& args, const std::string& dir)
+      : args_(args), dir_(dir) {
+    start();
+  }
+  // Starts it again (after stop()); its output goes on in bg.err.
+  void start() {
     std::vector<std::string> argv{chorus_bin(), "serve"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = start_process(argv, dir);
+    argv.insert(argv.end(), args_.begin(), args_.end());
+    pid_ = start_process(argv, dir_);
   }
   ~ServeProcess() { (void)stop(); }
-  int stop() {
+  int stop(int signal_number = SIGTERM) {
     if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGTERM);
+    ::kill(pid_, signal_number);
     const int code = wait_process(pid_);
     pid_ = -1;
     return code;
   }
 
  private:
+  std::vector<std::string> args_;
+  std::string dir_;
   pid_t pid_ = -1;
 };
 
@@ -149,7 +156,13 @@ class PilotsInstance {
     }
   }
   std::string log() const { return read_file(dir_ + "/bg.err"); }
-  int stop() { return serve_.stop(); }
+  int stop(int signal_number = SIGTERM) { return serve_.stop(signal_number); }
+  // After stop(): the same instance again (bg.err starts anew); waits until it listens.
+  void restart() {
+    serve_.start();
+    REQUIRE_MESSAGE(eventually([&] { return log().find("listening on") != std::string::npos; }),
+                    log());
+  }
   // Submits `workflow` (in dir) and returns the run id.
   std::string submit(const std::string& workflow) {
     auto sub = run_chorus({"submit", workflow, "--state", "st"}, dir_);
@@ -252,4 +265,38 @@ TEST_CASE("Slurm.Serve.APilotLostMidTaskRequeuesItsTaskAndTasksOutlastingPilotsA
   CHECK(starts[0] != starts[1]);
   CHECK(!file_exists(dir / "long.ran"));
   CHECK(serve.stop() == 0);
+}
+
+TEST_CASE("Slurm.Serve.AKilledInstanceRestartsCancelsItsOldPilotsAndNoTaskRunsTwice") {
+  SlurmCluster::get();
+  TempDir dir;
+  PilotsInstance serve(
+      dir, "allocation: {slurm: {max_jobs: 2, nodes: 1, walltime: 5m, idle_timeout: 5s}}");
+  // a -> b (killed with the instance mid-run) -> c; each counts its ends.
+  write_file(dir / "wf.yaml", R"Y(name: chain
+tasks:
+  - name: a
+    command: "echo a >> a.count"
+  - name: b
+    command: "echo start >> b.starts; sleep 4; echo done >> b.count"
+    after: [a]
+  - name: c
+    command: "echo c >> c.count"
+    after: [b]
+)Y");
+  const std::string run = serve.submit("wf.yaml");
+  REQUIRE_MESSAGE(eventually([&] { return file_exists(dir / "b.starts"); }, 90), serve.log());
+  CHECK(serve.stop(SIGKILL) == 128 + SIGKILL);
+  CHECK(pilot_jobs().size() == 1);  // the killed instance's pilot lives on
+  serve.restart();
+  const std::string status = serve.wait_ended(run);
+  INFO("instance log:\n", serve.log());
+  CHECK(status == "succeeded");
+  CHECK(serve.log().find("cancelled 1 pilot job(s) of an earlier instance") != std::string::npos);
+  CHECK(read_lines(dir / "a.count").size() == 1);
+  CHECK(read_lines(dir / "b.count").size() == 1);
+  CHECK(read_lines(dir / "b.starts").size() == 2);  // killed once mid-run, run again
+  CHECK(read_lines(dir / "c.count").size() == 1);
+  CHECK(serve.stop() == 0);
+  CHECK(eventually([] { return pilot_jobs().empty(); }, 30));
 }
