@@ -300,6 +300,7 @@ bool decode_candidates(std::string_view in, std::vector<PlacementRow::Candidate>
   std::size_t pos = 0;
   auto get = [&](void* p, std::size_t n) {
     if (in.size() - pos < n) return false;
+    if (n == 0) return true;  // p may be an empty vector's null data(): memcpy must not see it
     std::memcpy(p, in.data() + pos, n);
     pos += n;
     return true;
