@@ -15,3 +15,7 @@ python3 services/mixed.py --build "$build" --tasks 2000 --repeats 7
 python3 sim/run_simulate.py --chorus "$build/bin/chorus"
 python3 sim/run_speed.py --chorus "$build/bin/chorus" --repeats 3
 python3 sim/run_live.py --chorus "$build/bin/chorus" --repeats 3
+# Issue 17: chorus serve (bench/serve/README.md): submissions, throughput vs chorus run, and the
+# first task of a submission that needs a new pilot job vs sbatch (local Slurm cluster).
+python3 serve/run_serve.py --build "$build" --submissions 1000 --tasks 2000 --repeats 5
+python3 serve/first_task.py --build "$build" --repeats 5
