@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ThreadSanitizer run of the threaded code: the coordinator, the agents (in-process threads and
-# `chorus agent` processes over ZeroMQ), the in-process launcher. Not in the ctest suite: a TSan
+# `chorus agent` processes over ZeroMQ), the in-process launcher, a served instance (its socket
+# loop beside its coordinator's thread, as `chorus serve` processes). Not in the ctest suite: a TSan
 # build is a second full build of the libraries and tests, which does not fit the suite's
 # 30-minute budget on 2 cores beside the Release build (tests/README.md has the figures).
 #
@@ -38,7 +39,7 @@ run() {
 }
 run "$BUILD_DIR/tests/test_runtime" -tc='Runtime.Coordinator.*,Runtime.Agent*,Runtime.Netprobe.Prober*'
 run "$BUILD_DIR/tests/test_adapters" -tc='Adapters.Inproc.*'
-run "$BUILD_DIR/tests/test_integration" -tc='Integration.Agents.*'
+run "$BUILD_DIR/tests/test_integration" -tc='Integration.Agents.*,Integration.Serve.*'
 echo "run_tsan: tests took $(($(date +%s) - start)) s"
 if compgen -G "$logs/tsan.*" >/dev/null; then
   echo "run_tsan: ThreadSanitizer reports:"
