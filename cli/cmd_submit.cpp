@@ -37,6 +37,7 @@
 #include "cli/output/output.hpp"
 #include "cli/serve_client.hpp"
 #include "cli/workflow_input.hpp"
+#include "core/self_executable.hpp"
 
 namespace chorus::cli {
 namespace {
@@ -77,12 +78,6 @@ std::string shell_quote(const std::string& text) {
     }
   }
   return out + "'";
-}
-
-std::string self_path() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("chorus") : p.string();
 }
 
 std::string iso_utc(std::time_t t) {
@@ -227,7 +222,7 @@ int submit_command(const SubmitArgs& a) {
       shell_quote(work_dir) +
       " || exit 1\n"
       "exec " +
-      shell_quote(self_path()) + " launch " + shell_quote(workflow) + " --state " +
+      shell_quote(self_executable()) + " launch " + shell_quote(workflow) + " --state " +
       shell_quote(state_dir) + "\n";
 
   auto client = SlurmClient::open();

@@ -15,6 +15,7 @@
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "adapters/slurm/slurm_client.hpp"
 #include "core/file_tail.hpp"
+#include "core/self_executable.hpp"
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/live_node_placement.hpp"
 #include "runtime/backends/agent_facts.hpp"
@@ -23,12 +24,6 @@
 
 namespace chorus {
 namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "chorus" : p.string();
-}
 
 std::string slot_name(int job, int node) {
   return "pilot" + std::to_string(job) + "-" + std::to_string(node);
@@ -181,7 +176,7 @@ class PilotsBackend final : public ExecutionBackend {
   }
 
   std::string script_for(int j) const {
-    const std::string chorus = o_.chorus.empty() ? self_exe() : o_.chorus;
+    const std::string chorus = o_.chorus.empty() ? self_executable() : o_.chorus;
     const std::string n = std::to_string(o_.nodes);
     const auto timeout_s = std::max<std::int64_t>(
         1, std::chrono::duration_cast<std::chrono::seconds>(o_.agent_timeout).count());

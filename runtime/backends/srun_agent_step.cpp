@@ -5,17 +5,9 @@
 #include <filesystem>
 
 #include "core/file_tail.hpp"
+#include "core/self_executable.hpp"
 
 namespace chorus {
-namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "chorus" : p.string();
-}
-
-}  // namespace
 
 std::vector<std::string> agent_step_argv(std::size_t nodes, const std::string& chorus,
                                          const std::string& endpoint, const std::string& key_dir,
@@ -49,7 +41,7 @@ std::vector<std::string> agent_step_argv(std::size_t nodes, const std::string& c
 SrunAgentStep::SrunAgentStep(std::size_t nodes, std::string chorus, std::string timeout,
                              std::string node_logs, Duration kill_grace)
     : nodes_(nodes),
-      chorus_(chorus.empty() ? self_exe() : std::move(chorus)),
+      chorus_(chorus.empty() ? self_executable() : std::move(chorus)),
       timeout_(std::move(timeout)),
       node_logs_(std::move(node_logs)),
       kill_grace_(kill_grace) {}
