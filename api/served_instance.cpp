@@ -405,11 +405,21 @@ class ServedInstance::Impl {
         });
   }
 
-  // With pilot jobs, a task whose timeout outlasts a pilot's walltime could never be placed.
-  Status check_walltime(const WorkflowGraph& graph) const {
+  // With pilot jobs, a task whose timeout outlasts a pilot's walltime could never be placed; an
+  // MPI task would run as mpirun on the instance's own machine (the pilots hold agents, not an
+  // MPI launcher of their own yet), so it is refused rather than run where nobody asked.
+  Status check_for_pilots(const WorkflowGraph& graph) const {
     const auto& alloc = options.access.config().slurm_allocation;
     if (!alloc) return {};
     for (const TaskSpec& t : graph.tasks) {
+      if (t.kind == TaskKind::mpi) {
+        return invalid_argument(
+            "refused: task '" + t.name + "' is an MPI task, and this instance runs its work on " +
+            "pilot jobs (allocation: slurm, " + alloc->at.format() +
+            "), which take executable and function tasks only: run it with chorus run/launch "
+            "in an allocation, or through an instance started inside one (sbatch ... chorus "
+            "serve)");
+      }
       if (t.timeout <= alloc->walltime) continue;
       return invalid_argument("refused: task '" + t.name + "' has a timeout of " +
                               format_duration(t.timeout) + " but this instance's pilot jobs live " +
@@ -590,7 +600,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   auto graph = m.load(request.workflow_text, request.workflow_path, request.cwd);
   if (!graph.ok()) return graph.status();
   if (Status s = m.check_limits(request.who, *graph); !s.ok()) return s;
-  if (Status s = m.check_walltime(*graph); !s.ok()) return s;
+  if (Status s = m.check_for_pilots(*graph); !s.ok()) return s;
   auto run = std::make_unique<ServedRun>();
   auto created = m.submit_journal->create_run(m.fresh_info(*graph));
   if (!created.ok()) return created.status();

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,24 @@ constexpr auto kHandshakeCheck = std::chrono::milliseconds(100);
 // its socket for 10.5 s: the coordinator declared the agent lost (10 s timeout) while it was
 // still spawning.
 constexpr auto kSpawnSlice = std::chrono::milliseconds(50);
+
+// How long an exit by a signal the agent did not send (SIGTERM, SIGKILL from outside) is held
+// before it is reported. When Slurm ends the agent's job or step (scancel, the walltime, a node
+// failure), slurmstepd signals every process of the step in one sweep, the tasks possibly before
+// the agent: reported at once, such an exit reads as the task's own failure (143). Held, it is
+// reported as lost when the agent's own stop signal follows, and the coordinator can requeue the
+// task elsewhere. A sweep takes milliseconds; the hold costs an externally killed task this much
+// report latency and nothing else.
+constexpr auto kTeardownHold = std::chrono::milliseconds(500);
+
+// Whether `u` is an exit the agent cannot tell from its step being torn down: by a signal Slurm
+// sends then (or a shell's 128 + that signal), which the agent's own cancel and timeout kills are
+// not (those come back as cancelled and timed_out).
+bool killed_from_outside(const StateUpdate& u) {
+  if (u.kind != UpdateKind::exited) return false;
+  int sig = u.signal != 0 ? u.signal : u.exit_code > 128 ? u.exit_code - 128 : 0;
+  return sig == SIGTERM || sig == SIGKILL || sig == SIGINT || sig == SIGHUP;
+}
 
 // Reads up to `max` bytes of `path` from `offset`; size = the file's size. False (and `error`)
 // when it cannot be opened.
@@ -83,14 +102,13 @@ class AgentLoop {
     }
     last_heard_ = last_sent_ = Clock::now();
     while (true) {
-      if (stop != nullptr && stop->requests() > 0) {
-        return Status(ErrorCode::cancelled, "agent stopped by a signal");
-      }
+      if (stop != nullptr && stop->requests() > 0) return stopped_by_signal();
       if (auto done = drain_socket()) return *done;
       if (Status s = spawn_queued(); !s.ok()) return s;
       if (local_) {
         updates_.clear();
         local_->poll(updates_);
+        hold_outside_kills(Clock::now());
         if (Status s = send_updates(); !s.ok()) return s;
       }
       auto now = Clock::now();
@@ -362,6 +380,36 @@ class AgentLoop {
     return {};
   }
 
+  // Moves the exits killed_from_outside() out of updates_ into held_, and the held ones whose
+  // time is up back into updates_ (kTeardownHold).
+  void hold_outside_kills(TimePoint now) {
+    auto kept = std::stable_partition(updates_.begin(), updates_.end(),
+                                      [](const StateUpdate& u) { return !killed_from_outside(u); });
+    for (auto it = kept; it != updates_.end(); ++it) {
+      held_.push_back(Held{std::move(*it), now + kTeardownHold});
+    }
+    updates_.erase(kept, updates_.end());
+    while (!held_.empty() && held_.front().until <= now) {
+      updates_.push_back(std::move(held_.front().update));
+      held_.pop_front();
+    }
+  }
+
+  // A stop signal (slurmstepd tearing the step down, a Ctrl-C): the coordinator is told this
+  // agent is leaving, so it counts every task it sent here lost (held exits included) and places
+  // nothing more here, at once instead of after the agent's silence; then the tasks still
+  // running are killed (local_'s destructor) and the agent exits.
+  Status stopped_by_signal() {
+    held_.clear();
+    if (welcomed_) {
+      socket_.linger_on_close(500);
+      (void)send(
+          encode_leaving("was stopped by a signal (its Slurm job or step ended, or it was "
+                         "interrupted)"));
+    }
+    return Status(ErrorCode::cancelled, "agent stopped by a signal");
+  }
+
   // Sends updates_ (if any) as one message and forgets their tasks.
   Status send_updates() {
     if (updates_.empty()) return {};
@@ -422,6 +470,7 @@ class AgentLoop {
     if (local_) {
       if (auto d = local_->next_deadline()) deadline = std::min(deadline, *d);
     }
+    if (!held_.empty()) deadline = std::min(deadline, held_.front().until);
     auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
     ::poll(fds, n, static_cast<int>(std::clamp<std::int64_t>(ms, 0, 1000)));
   }
@@ -452,6 +501,11 @@ class AgentLoop {
   std::deque<TaskLaunch> queued_;  // received, not spawned yet (spawn_queued)
   std::vector<TaskRef> refs_;
   std::vector<StateUpdate> updates_;
+  struct Held {
+    StateUpdate update;
+    TimePoint until;
+  };
+  std::deque<Held> held_;  // exits killed from outside, oldest first (hold_outside_kills)
 };
 
 }  // namespace

@@ -200,6 +200,12 @@ void AgentLauncher::on_message(const std::string& peer, const std::string& paylo
     on_telemetry(it->second, payload);
     return;
   }
+  if (h.type == AgentMessage::leaving) {
+    std::string why;
+    if (!decode_leaving(payload, why)) why = "said it is stopping";
+    declare_lost(it->second, why);
+    return;
+  }
   if (h.type != AgentMessage::updates) return;  // heartbeats: last_heard is enough
   decoded_.clear();
   if (!decode_updates(payload, decoded_)) return;

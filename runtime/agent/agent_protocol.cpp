@@ -108,6 +108,13 @@ std::string encode_refused(std::string_view reason) {
   return b;
 }
 
+std::string encode_leaving(std::string_view reason) {
+  std::string b;
+  put_header(b, AgentMessage::leaving);
+  put_str(b, reason);
+  return b;
+}
+
 std::string encode_refused_for(std::uint8_t version, std::string_view reason) {
   std::string b = encode_refused(reason);
   b[0] = static_cast<char>(version);
@@ -284,6 +291,10 @@ bool decode_refused(std::string_view payload, std::string& reason) {
   Reader r = body(payload);
   r.str(reason);
   return r.ok() && r.at_end();
+}
+
+bool decode_leaving(std::string_view payload, std::string& reason) {
+  return decode_refused(payload, reason);
 }
 
 bool decode_launches(std::string_view payload, std::vector<TaskLaunch>& out) {

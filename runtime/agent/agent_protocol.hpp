@@ -45,8 +45,12 @@ enum class AgentMessage : std::uint8_t {
   // Telemetry (runtime/netprobe/, docs/telemetry.md):
   telemetry = 13,      // agent -> coordinator: AgentTelemetry, at the heartbeat cadence
   probe_targets = 14,  // coordinator -> agent: ProbeTargets, on welcome and when they change
+  // agent -> coordinator: it is stopping (a reason string): every task it was sent is lost, and
+  // nothing more is placed on it. A coordinator of an earlier build ignores it (a type it does
+  // not know) and finds the agent lost by its silence instead.
+  leaving = 15,
 };
-inline constexpr std::uint8_t kLastAgentMessage = 14;
+inline constexpr std::uint8_t kLastAgentMessage = 15;
 
 // The most probe targets (a run's data sources) one message carries: bounds what a decoder
 // allocates for a hostile count.
@@ -139,6 +143,7 @@ struct TaskRef {
 std::string encode_hello(const AgentHello& hello);
 std::string encode_welcome(const AgentWelcome& welcome);
 std::string encode_refused(std::string_view reason);
+std::string encode_leaving(std::string_view reason);
 // A refusal a peer of protocol `version` can read: `refused` has had the same layout (a reason
 // string) in every version, so only the header's version byte is the peer's.
 std::string encode_refused_for(std::uint8_t version, std::string_view reason);
@@ -169,6 +174,7 @@ MessageHeader message_type(std::string_view payload);
 bool decode_hello(std::string_view payload, AgentHello& out);
 bool decode_welcome(std::string_view payload, AgentWelcome& out);
 bool decode_refused(std::string_view payload, std::string& reason);
+bool decode_leaving(std::string_view payload, std::string& reason);  // refused's layout
 bool decode_launches(std::string_view payload, std::vector<TaskLaunch>& out);
 bool decode_updates(std::string_view payload, std::vector<StateUpdate>& out);
 bool decode_task_refs(std::string_view payload, std::vector<TaskRef>& out);

@@ -288,6 +288,10 @@ Result<std::unique_ptr<ClientSocket>> ClientSocket::connect(const std::string& e
   return c;
 }
 
+void ClientSocket::linger_on_close(int ms) {
+  set_int(socket_, ZMQ_LINGER, ms);
+}
+
 ClientSocket::~ClientSocket() {
   if (socket_ != nullptr) zmq_socket_monitor(socket_, nullptr, 0);
   close_socket(monitor_);

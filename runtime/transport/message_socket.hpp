@@ -105,6 +105,9 @@ class ClientSocket {
   Result<bool> receive(std::string& payload);
   // Errors: unavailable when the outgoing queue is full, io_error otherwise.
   Status send(std::string_view payload);
+  // Lets what is still queued out go for up to `ms` when the socket closes (a last message before
+  // exit); by default nothing queued outlives the socket.
+  void linger_on_close(int ms);
 
   int fd() const { return fd_; }
   bool readable() const;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -325,9 +326,12 @@ TEST_CASE("Runtime.Agent.ForeignKeysCannotRegisterOrLaunch") {
   CHECK_FALSE(chorus::test::file_exists(dir / "pwned"));
 }
 
-TEST_CASE("Runtime.Agent.SilentAgentIsLostAndItsTaskRetriedOnTheSurvivor") {
+// The silent case (an agent SIGKILLed, found lost by its silence) is Slurm.Agents.
+// NodeDownAndKilledAgentRequeueOnSurvivors; here the agent is stopped and says it is leaving.
+TEST_CASE("Runtime.Agent.StoppedAgentSaysItIsLeavingAndItsTaskIsRetriedOnTheSurvivor") {
   TempDir dir;
-  auto launcher = start_launcher(dir, std::chrono::milliseconds(800));
+  // Far longer than the run: the loss must come from the agent's `leaving`, not its silence.
+  auto launcher = start_launcher(dir, std::chrono::seconds(60));
   auto doomed = std::make_unique<AgentThread>(agent_options(*launcher, "a", 1));
   AgentThread b(agent_options(*launcher, "b", 1));
   auto nodes = launcher->wait_for_nodes({"a", "b"}, std::chrono::seconds(20));
@@ -347,7 +351,7 @@ TEST_CASE("Runtime.Agent.SilentAgentIsLostAndItsTaskRetriedOnTheSurvivor") {
   options.state_dir = dir / "state";
   auto backend = attach_agents_backend(*launcher, *nodes);  // lost nodes kept out of placement
   options.backend = backend.get();
-  // Agent a stops (its LocalLauncher kills t0) without a word: the coordinator must notice.
+  // Agent a is stopped (as by SIGTERM): it says it is leaving, then kills t0.
   std::thread killer([&] {
     chorus::test::sleep_ms(500);
     doomed.reset();
@@ -365,12 +369,72 @@ TEST_CASE("Runtime.Agent.SilentAgentIsLostAndItsTaskRetriedOnTheSurvivor") {
   bool lost_seen = false;
   for (const auto& e : events) {
     if (e.name == "t0" && e.attempt == 1 && e.state == TaskState::failed) {
-      lost_seen = e.detail.find("lost: the agent on node a") != std::string::npos;
+      lost_seen =
+          e.detail.find("lost: the agent on node a was stopped by a signal") != std::string::npos;
     }
   }
   CHECK(lost_seen);
   CHECK_FALSE(launcher->node_alive("a"));
   CHECK(launcher->node_alive("b"));
+}
+
+// What slurmstepd does when a pilot job is cancelled: it signals every process of the step, the
+// task possibly before the agent. The task's death by SIGTERM just before its agent is stopped
+// must read as lost with its node (and be run again), not as the task's own failure (143); a
+// task killed from outside while its agent stays up still fails with its signal.
+TEST_CASE("Runtime.Agent.ATaskKilledJustBeforeItsAgentStopsIsLostNotFailed") {
+  TempDir dir;
+  auto launcher = start_launcher(dir, std::chrono::seconds(60));
+  auto doomed = std::make_unique<AgentThread>(agent_options(*launcher, "a", 1));
+  AgentThread b(agent_options(*launcher, "b", 1));
+  auto nodes = launcher->wait_for_nodes({"a", "b"}, std::chrono::seconds(20));
+  REQUIRE_MESSAGE(nodes.ok(), nodes.status().message());
+
+  WorkflowGraph g;
+  g.name = "teardown";
+  g.workdir = dir.path();
+  // First-fit: t0 on a, t1 on b. t1 is killed from outside on a node that stays up.
+  TaskSpec t0 = shell_task("t0",
+                           "if [ \"$CHORUS_ATTEMPT\" = 1 ]; then echo $$ > t0.pid; exec sleep 30; "
+                           "fi; echo $CHORUS_NODE > t0.node");
+  t0.retries = 1;
+  g.add(std::move(t0));
+  g.add(shell_task("t1", "kill -TERM $$"));
+  RunOptions options;
+  options.state_dir = dir / "state";
+  auto backend = attach_agents_backend(*launcher, *nodes);
+  options.backend = backend.get();
+  std::thread killer([&] {
+    if (chorus::test::eventually([&] { return chorus::test::file_exists(dir / "t0.pid"); })) {
+      chorus::test::sleep_ms(100);
+      ::kill(std::stoi(chorus::test::read_file(dir / "t0.pid")), SIGTERM);  // the sweep's first...
+    }
+    chorus::test::sleep_ms(100);
+    doomed.reset();  // ...and its agent 100 ms later
+  });
+  auto outcome = run_workflow(g, options);
+  killer.join();
+  REQUIRE_MESSAGE(outcome.ok(), outcome.status().message());
+  auto store = open_sqlite_store(dir / "state/chorus.db").value();
+  auto events = store->events(outcome->run.id).value();
+  std::string t0_first, t1_end;
+  int t1_code = 0;
+  for (const auto& e : events) {
+    if (e.name == "t0" && e.attempt == 1 && e.state == TaskState::failed) t0_first = e.detail;
+    if (e.name == "t1" && e.state == TaskState::failed) {
+      t1_end = e.detail;
+      t1_code = e.exit_code;
+    }
+  }
+  CHECK_MESSAGE(
+      t0_first.find("lost: the agent on node a was stopped by a signal") != std::string::npos,
+      t0_first);
+  auto lines = chorus::test::read_lines(dir / "t0.node");
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "b");
+  CHECK(t1_code == 143);
+  CHECK_MESSAGE(t1_end.find("signal 15") != std::string::npos, t1_end);
+  CHECK(outcome->summary.progress.succeeded == 1);
 }
 
 TEST_CASE("Runtime.Agent.WaitNamesTheMissingNodes") {

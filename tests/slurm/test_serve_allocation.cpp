@@ -249,6 +249,15 @@ TEST_CASE("Slurm.Serve.APilotLostMidTaskRequeuesItsTaskAndTasksOutlastingPilotsA
   CHECK_MESSAGE(long_run.err.find("task 'l' has a timeout of 5m00s but this instance's pilot jobs "
                                   "live 2m00s") != std::string::npos,
                 long_run.err);
+  // An MPI task would run as mpirun on the instance's machine, not on a pilot: refused.
+  write_file(dir / "mpi.yaml",
+             "name: mpi\ntasks:\n  - name: m\n    kind: mpi\n    ranks: 2\n"
+             "    command: \"touch mpi.ran\"\n");
+  auto mpi_run = run_chorus({"submit", "mpi.yaml", "--state", "st"}, dir.path());
+  CHECK(mpi_run.exit_code == 2);
+  CHECK_MESSAGE(mpi_run.err.find("task 'm' is an MPI task, and this instance runs its work on "
+                                 "pilot jobs") != std::string::npos,
+                mpi_run.err);
   // One whole-node task (retries: 0) that records each start; its pilot is cancelled under it.
   write_file(dir / "wf.yaml",
              "name: lost\ntasks:\n  - name: t\n    cores: 4\n"
@@ -264,6 +273,7 @@ TEST_CASE("Slurm.Serve.APilotLostMidTaskRequeuesItsTaskAndTasksOutlastingPilotsA
   REQUIRE(starts.size() == 2);  // lost once, run again on another pilot
   CHECK(starts[0] != starts[1]);
   CHECK(!file_exists(dir / "long.ran"));
+  CHECK(!file_exists(dir / "mpi.ran"));
   CHECK(serve.stop() == 0);
 }
 
