@@ -1,5 +1,6 @@
 // chorus run FILE [--resume [RUN]]: run a workflow here, journaled, with progress and a summary.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "api/run_workflow.hpp"
@@ -34,6 +35,9 @@ Result<std::unique_ptr<ExecutionBackend>> start_kubernetes(const RunArgs& a, Dur
   ko.context = a.context;
   ko.namespace_name = a.namespace_name;
   ko.kill_grace = grace;
+  // Set by `chorus submit --kubernetes` in the coordinator's Pod (coordinator_pod.hpp).
+  if (const char* pod = std::getenv("CHORUS_OWNER_POD")) ko.owner_pod = pod;
+  if (const char* uid = std::getenv("CHORUS_OWNER_POD_UID")) ko.owner_pod_uid = uid;
   auto give_up = parse_duration(a.api_give_up);
   if (!give_up.ok() || *give_up < std::chrono::seconds(1))
     return invalid_argument("--api-give-up: " + (give_up.ok() ? std::string("must be at least 1s")

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include "adapters/kubernetes/pod_spec.hpp"
+
 namespace chorus::kube {
 
 std::optional<ApiAddress> loopback_api_server(const std::string& server) {
@@ -85,7 +87,12 @@ nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c) {
       "--backend",      "kubernetes", "--namespace",
       c.namespace_name, "--state",    c.state_dir,
       "--grace",        c.grace};
-  json env = json::array({{{"name", "CHORUS_SUBMISSION"}, {"value", c.name}}});
+  // Its own name and uid, from the downward API: the owner of the run's Pods (pod_spec.hpp).
+  json env = json::array({{{"name", "CHORUS_SUBMISSION"}, {"value", c.name}},
+                          {{"name", "CHORUS_OWNER_POD"},
+                           {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}},
+                          {{"name", "CHORUS_OWNER_POD_UID"},
+                           {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.uid"}}}}}}});
   if (c.api) {
     env.push_back({{"name", "KUBERNETES_SERVICE_HOST"}, {"value", c.api->host}});
     env.push_back({{"name", "KUBERNETES_SERVICE_PORT"}, {"value", c.api->port}});
@@ -129,11 +136,7 @@ nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c) {
 }
 
 nlohmann::json owner_patch(const std::string& pod_name, const std::string& pod_uid) {
-  return {
-      {"metadata",
-       {{"ownerReferences",
-         nlohmann::json::array(
-             {{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", pod_name}, {"uid", pod_uid}}})}}}};
+  return {{"metadata", {{"ownerReferences", owner_references({pod_name, pod_uid})}}}};
 }
 
 }  // namespace chorus::kube

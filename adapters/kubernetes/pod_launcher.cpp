@@ -128,7 +128,7 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
   if (request.spec->timeout.count() > 0) a.deadline = Clock::now() + request.spec->timeout;
   if (request.service != nullptr)
     if (Status s = prepare_service(request, h, a); !s.ok()) return s;
-  PodNaming naming{run_, token_, options_.default_image};
+  PodNaming naming{run_, token_, options_.default_image, options_.owner};
   auto manifest = std::make_shared<std::string>(pod_manifest(request, naming, a.pod).dump());
   by_pod_[a.pod] = h;
   std::string pod = a.pod;
@@ -441,7 +441,8 @@ Status PodLauncher::prepare_service(const LaunchRequest& request, LaunchHandle h
   a.readiness.detail = "its Pod " + a.pod + " is being created";
   std::string name = service_object_name(name_stem_, svc.name);
   if (!service_objects_.insert(name).second) return {};
-  auto body = std::make_shared<std::string>(service_manifest(svc, run_, token_, name).dump());
+  auto body = std::make_shared<std::string>(
+      service_manifest(svc, run_, token_, name, options_.owner).dump());
   std::string path = "/api/v1/namespaces/" + namespace_ + "/services";
   std::string pod_path = "/api/v1/namespaces/" + namespace_ + "/pods/" + a.pod;
   // Queued before the replica's Pod create, so it runs first on the worker.

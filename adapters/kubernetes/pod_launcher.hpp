@@ -52,6 +52,9 @@ struct PodLauncherOptions {
   std::string default_image;   // for tasks without image: (the loader refuses them; code may not)
   std::chrono::seconds give_up{60};
   Duration kill_grace = std::chrono::seconds(5);
+  // The coordinator's own Pod when it runs in one (`chorus submit --kubernetes`): the owner of
+  // every Pod and Service this launcher creates, so they go when it goes (pod_spec.hpp).
+  OwnerPod owner;
 };
 
 class PodLauncher final : public Launcher {

@@ -71,6 +71,12 @@ std::string stdout_probe_problem(const ServiceSpec& service) {
          "or file probe";
 }
 
+nlohmann::json owner_references(const OwnerPod& owner) {
+  if (owner.empty()) return nullptr;
+  return nlohmann::json::array(
+      {{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", owner.name}, {"uid", owner.uid}}});
+}
+
 nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
                             const std::string& name) {
   using nlohmann::json;
@@ -127,16 +133,15 @@ nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
       container["readinessProbe"] = probe;
   }
   spec["containers"].push_back(container);
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", name},
-            {"labels", labels},
-            {"annotations",
-             {{"chorus.task-name", s.name},
-              {"chorus.fingerprint", std::to_string(spec_fingerprint(s))},
-              {"chorus.kind", to_string(s.kind)}}}}},
-          {"spec", spec}};
+  json metadata = {{"name", name},
+                   {"labels", labels},
+                   {"annotations",
+                    {{"chorus.task-name", s.name},
+                     {"chorus.fingerprint", std::to_string(spec_fingerprint(s))},
+                     {"chorus.kind", to_string(s.kind)}}}};
+  if (json owners = owner_references(naming.owner); !owners.is_null())
+    metadata["ownerReferences"] = owners;
+  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata}, {"spec", spec}};
 }
 
 bool adoptable(const nlohmann::json& pod, const TaskSpec& spec, std::uint32_t attempt) {

@@ -29,12 +29,26 @@
 
 namespace chorus::kube {
 
+// The Pod a run's coordinator runs in (`chorus submit --kubernetes`): the run's Pods and Services
+// name it as their owner, so Kubernetes' garbage collector deletes them with it, also when the
+// coordinator could not act (the Pod force-deleted, its node gone). Empty: none (the coordinator
+// runs outside the cluster).
+struct OwnerPod {
+  std::string name;
+  std::string uid;
+  bool empty() const { return name.empty() || uid.empty(); }
+};
+
+// metadata.ownerReferences naming `owner` (null when it is empty).
+nlohmann::json owner_references(const OwnerPod& owner);
+
 struct PodNaming {
   std::string run;  // the chorus.run label value (the run's id, made a valid label)
   // The chorus.token label value: the run's random token (RunInfo::token). Run ids repeat
   // across state folders, tokens do not, so the launcher selects its Pods by this label.
   std::string token;
   std::string default_image;
+  OwnerPod owner;
 };
 
 // "chorus-<run>-<task>-<attempt>", lowercased and cut to Kubernetes' 63 characters.

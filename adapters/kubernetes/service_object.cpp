@@ -71,7 +71,8 @@ std::string service_object_name(const std::string& run_label, const std::string&
 }
 
 nlohmann::json service_manifest(const ServiceSpec& service, const std::string& run_label,
-                                const std::string& token, const std::string& name) {
+                                const std::string& token, const std::string& name,
+                                const OwnerPod& owner) {
   using nlohmann::json;
   const std::string label = service_label(service.name);
   json labels = {{"chorus.run", run_label}, {"chorus.service", label}};
@@ -88,13 +89,11 @@ nlohmann::json service_manifest(const ServiceSpec& service, const std::string& r
                                   {"port", service.ready.port},
                                   {"targetPort", "service"},
                                   {"protocol", "TCP"}}});
-  return {{"apiVersion", "v1"},
-          {"kind", "Service"},
-          {"metadata",
-           {{"name", name},
-            {"labels", labels},
-            {"annotations", {{"chorus.service-name", service.name}}}}},
-          {"spec", spec}};
+  json metadata = {
+      {"name", name}, {"labels", labels}, {"annotations", {{"chorus.service-name", service.name}}}};
+  if (json owners = owner_references(owner); !owners.is_null())
+    metadata["ownerReferences"] = owners;
+  return {{"apiVersion", "v1"}, {"kind", "Service"}, {"metadata", metadata}, {"spec", spec}};
 }
 
 }  // namespace chorus::kube

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/kubernetes/pod_spec.hpp"
 #include "core/service_spec.hpp"
 
 namespace chorus::kube {
@@ -28,8 +29,9 @@ std::string service_object_name(const std::string& run_label, const std::string&
 
 // Labelled chorus.run (and chorus.token when `token` is set, what shutdown() selects by);
 // selects the replicas by chorus.service and the token (else the run: run ids may repeat across
-// state folders, tokens do not).
+// state folders, tokens do not). Owned by `owner` when it is set (pod_spec.hpp).
 nlohmann::json service_manifest(const ServiceSpec& service, const std::string& run_label,
-                                const std::string& token, const std::string& name);
+                                const std::string& token, const std::string& name,
+                                const OwnerPod& owner = {});
 
 }  // namespace chorus::kube

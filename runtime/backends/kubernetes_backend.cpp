@@ -31,6 +31,7 @@ class KubernetesBackend final : public ExecutionBackend {
     po.namespace_name = std::move(opened->namespace_name);
     po.kill_grace = options_.kill_grace;
     po.give_up = options_.api_give_up;
+    po.owner = {options_.owner_pod, options_.owner_pod_uid};
     pods_ = std::make_unique<kube::PodLauncher>(std::move(po));
     return {};
   }

@@ -28,6 +28,10 @@ struct KubernetesBackendOptions {
   Duration kill_grace = std::chrono::seconds(5);
   std::chrono::seconds api_give_up{60};
   int function_threads = 0;
+  // The Pod this coordinator runs in (name and uid; `chorus submit --kubernetes` passes them to
+  // it through the downward API): it owns the run's Pods and Services, so Kubernetes deletes
+  // them when it is deleted, even force-deleted. Empty: the coordinator runs outside the cluster.
+  std::string owner_pod, owner_pod_uid;
 };
 
 std::unique_ptr<ExecutionBackend> make_kubernetes_backend(KubernetesBackendOptions options);

@@ -33,8 +33,16 @@ CoordinatorPod sample() {
 
 const json* env_of(const json& container, const std::string& name) {
   for (const auto& e : container["env"])
-    if (e["name"] == name) return &e["value"];
+    if (e["name"] == name) return e.contains("value") ? &e["value"] : nullptr;
   return nullptr;
+}
+
+// The downward-API field an env variable is set from, or "" when it is not.
+std::string field_of(const json& container, const std::string& name) {
+  for (const auto& e : container["env"])
+    if (e["name"] == name && e.contains("valueFrom"))
+      return e["valueFrom"]["fieldRef"]["fieldPath"].get<std::string>();
+  return "";
 }
 
 }  // namespace
@@ -85,6 +93,9 @@ TEST_CASE("CoordinatorPod.RunsChorusInClusterInTheSharedWorkdir") {
   // No requests: task Pods are placed against each node's whole allocatable.
   CHECK_FALSE(c.contains("resources"));
   CHECK(env_of(c, "KUBERNETES_SERVICE_HOST") == nullptr);
+  // Its own name and uid, which the run's Pods and Services name as their owner.
+  CHECK(field_of(c, "CHORUS_OWNER_POD") == "metadata.name");
+  CHECK(field_of(c, "CHORUS_OWNER_POD_UID") == "metadata.uid");
   // The workflow from its ConfigMap, the workdir (with the journal inside it) from the node.
   REQUIRE(spec["volumes"].size() == 2);
   CHECK(spec["volumes"][0]["configMap"]["name"] == "chorus-dag-x7k2q");

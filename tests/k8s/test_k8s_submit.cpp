@@ -3,6 +3,11 @@
 // with the service account of deploy/k8s/rbac.yaml, and creates its task Pods itself.
 #include <doctest/doctest.h>
 
+#include <dirent.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -115,18 +120,17 @@ bool have(const char* tool) {
   return run_process({"sh", "-c", std::string("command -v ") + tool}, "/").exit_code == 0;
 }
 
-}  // namespace
-
-TEST_CASE("K8s.Submit.CoordinatorPodRunsTheDagAndLeavesNothing") {
-  auto kc = k8s_kubeconfig();
-  if (kc.empty()) return;
+// This build's chorus as the image localhost/chorus:<version> (the default --image), imported
+// into every node; built once per test binary. False (with a message) when it cannot be built.
+bool chorus_image_ready() {
+  static int ready = -1;
+  if (ready >= 0) return ready == 1;
+  ready = 0;
   if (!have("umoci") || !have("ctr")) {
     MESSAGE(
         "skipped: building the chorus image needs umoci and ctr (scripts/setup.sh installs them)");
-    return;
+    return false;
   }
-  // The image: this build's chorus, imported into every node as localhost/chorus:<version>
-  // (the default --image).
   std::string tar = binary_dir() + "/chorus-image.tar";
   auto built =
       run_process({source_dir() + "/scripts/chorus-image.sh", "-b", chorus_bin(), tar}, "/");
@@ -136,6 +140,56 @@ TEST_CASE("K8s.Submit.CoordinatorPodRunsTheDagAndLeavesNothing") {
       {source_dir() + "/tests/k8s/cluster.sh", "import-image", tar, "localhost/chorus"}, "/");
   INFO(imported.err);
   REQUIRE(imported.exit_code == 0);
+  ready = 1;
+  return true;
+}
+
+// The pid of the process whose command line holds the argument `arg` (0 when none): the
+// coordinator inside its Pod, found by the test's own state folder, which no other run has.
+pid_t process_with_argument(const std::string& arg) {
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return 0;
+  pid_t found = 0;
+  while (dirent* e = readdir(proc)) {
+    pid_t pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::size_t start = 0;
+    while (start < cmdline.size() && found == 0) {
+      std::size_t end = cmdline.find('\0', start);
+      if (end == std::string::npos) end = cmdline.size();
+      if (cmdline.compare(start, end - start, arg) == 0) found = pid;
+      start = end + 1;
+    }
+    if (found != 0) break;
+  }
+  closedir(proc);
+  return found;
+}
+
+// The Pods and Services of one run (by its chorus.run label), deleted at once when the test
+// ends, whatever happened.
+struct RunObjectsCleanup {
+  std::string run;
+  ~RunObjectsCleanup() {
+    for (const char* kind : {"pods", "services"}) {
+      auto listed = k8s_call("GET", std::string("/api/v1/namespaces/default/") + kind +
+                                        "?labelSelector=chorus.run%3D" + run);
+      for (const auto& o : listed.body.value("items", json::array()))
+        (void)k8s_call("DELETE", std::string("/api/v1/namespaces/default/") + kind + "/" +
+                                     o["metadata"]["name"].get<std::string>() +
+                                     "?gracePeriodSeconds=0");
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("K8s.Submit.CoordinatorPodRunsTheDagAndLeavesNothing") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  if (!chorus_image_ready()) return;
 
   ShippedRbac rbac;
   REQUIRE(rbac.token_ready());
@@ -215,6 +269,91 @@ tasks:
   CHECK(count("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dsubdag-1") == 0);
   CHECK(submissions("configmaps") == 1);
   CHECK(k8s_call("DELETE", "/api/v1/namespaces/default/pods/" + pod).code == 200);
+  CHECK(eventually([] { return submissions("pods") == 0 && submissions("configmaps") == 0; }, 60));
+}
+
+// The coordinator Pod owns its run's Pods and Services: when it dies without cleaning up (here
+// its process SIGKILLed inside the Pod) and is then deleted, Kubernetes' garbage collector
+// removes them, so nothing of the run is left running.
+TEST_CASE("K8s.Submit.DeletingADeadCoordinatorPodRemovesItsTaskPodsAndServices") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  if (!chorus_image_ready()) return;
+  ShippedRbac rbac;
+  REQUIRE(rbac.token_ready());
+  SubmissionCleanup cleanup;
+  RunObjectsCleanup objects{"orphans-1"};
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"(name: orphans
+defaults:
+  image: localhost/busybox:1.35
+  image_pull_policy: Never
+services:
+  - name: web
+    command: mkdir -p /www && echo up > /www/index.html && exec httpd -f -p {port} -h /www
+    ready: {http: 8080, path: /index.html, timeout: 90s}
+    restart: {policy: never}
+tasks:
+  - name: long
+    foreach: {i: [1, 2]}
+    uses: [web]
+    command: sleep 600
+)");
+  auto r = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc},
+                       dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string prefix = "Submitted coordinator Pod ";
+  REQUIRE(r.out.rfind(prefix, 0) == 0);
+  std::string pod = r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+  const std::string run_pods =
+      "/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dorphans-1";
+  const std::string run_services =
+      "/api/v1/namespaces/default/services?labelSelector=chorus.run%3Dorphans-1";
+  // The service replica and both tasks running, every one owned by the coordinator's Pod.
+  REQUIRE_MESSAGE(eventually(
+                      [&] {
+                        auto a = k8s_call("GET", run_pods);
+                        std::size_t running = 0;
+                        for (const auto& p : a.body.value("items", json::array()))
+                          running += p["status"].value("phase", "") == "Running";
+                        return running == 3;
+                      },
+                      180),
+                  "coordinator log:\n", pod_log(pod));
+  const auto coordinator = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
+  const std::string uid = coordinator.body["metadata"].value("uid", "");
+  REQUIRE_FALSE(uid.empty());
+  std::vector<json> objects_of_run;
+  for (const auto& path : {run_pods, run_services})
+    for (const auto& o : k8s_call("GET", path).body.value("items", json::array()))
+      objects_of_run.push_back(o);
+  REQUIRE(objects_of_run.size() == 4);  // 3 Pods, 1 Service
+  for (const auto& o : objects_of_run) {
+    INFO(o["kind"], " ", o["metadata"]["name"]);
+    REQUIRE(o["metadata"].contains("ownerReferences"));
+    const auto& owner = o["metadata"]["ownerReferences"][0];
+    CHECK(owner["kind"] == "Pod");
+    CHECK(owner["name"] == pod);
+    CHECK(owner["uid"] == uid);
+  }
+
+  // The coordinator dies without a word: SIGKILL to its process inside the Pod. Its task Pods
+  // run on, nobody left to delete them.
+  const pid_t coordinator_pid = process_with_argument(dir / ".chorus");
+  REQUIRE(coordinator_pid > 0);
+  REQUIRE(::kill(coordinator_pid, SIGKILL) == 0);
+  CHECK(eventually(
+      [&] {
+        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
+        return a.code == 200 && a.body["status"].value("phase", "") == "Failed";
+      },
+      60));
+  CHECK(count(run_pods) == 3);
+
+  // Deleting the dead coordinator's Pod takes its run with it.
+  CHECK(k8s_call("DELETE", "/api/v1/namespaces/default/pods/" + pod).code == 200);
+  CHECK(eventually([&] { return count(run_pods) == 0 && count(run_services) == 0; }, 120));
   CHECK(eventually([] { return submissions("pods") == 0 && submissions("configmaps") == 0; }, 60));
 }
 
