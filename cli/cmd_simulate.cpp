@@ -35,6 +35,7 @@ struct Args {
   std::string placement = "first-fit";
   std::string weights;
   std::string partition;
+  std::string piece_order = "listed";
   std::string state_dir;
   std::string records;
   std::string grace;
@@ -332,6 +333,10 @@ void run_simulate(const Args& a) {
     }
     partition_s = std::chrono::duration<double>(*p).count();
   }
+  auto piece_order = sim::parse_piece_order(a.piece_order);
+  if (!piece_order)
+    fail(invalid_argument("--piece-order: '" + a.piece_order +
+                          "' is not one of listed, interleaved"));
   if (a.seeds < 1) fail(invalid_argument("--seeds must be at least 1"));
   std::vector<std::string> names =
       a.compare.empty() ? std::vector<std::string>{a.queue} : split(a.compare, ',');
@@ -358,8 +363,9 @@ void run_simulate(const Args& a) {
         fail(st);
       }
     }
-    sim::Workload w =
-        partition_s > 0 ? sim::partition_divisible(*workload, partition_s) : std::move(*workload);
+    sim::Workload w = partition_s > 0
+                          ? sim::partition_divisible(*workload, partition_s, *piece_order)
+                          : std::move(*workload);
     if (*network) {
       if (Status st = (*network)->prepare(w); !st.ok()) fail(st);
     }
@@ -434,6 +440,10 @@ void add_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--partition", args->partition,
                   "Split divisible jobs into tasks of about this runtime (e.g. 0.5s)");
+  cmd->add_option("--piece-order", args->piece_order,
+                  "How --partition lists a job's pieces: listed (each task's together) or "
+                  "interleaved (round-robin over the job's tasks)")
+      ->capture_default_str();
   cmd->add_option(
       "--weights", args->weights,
       "User weights, USER=W,... (" + takers("weights") + "; default: a workflow's own)");

@@ -1,4 +1,5 @@
-// chorus_live_generators MIX POLICY [--scale F] [--partition S] [--seed N] [--state DIR]
+// chorus_live_generators MIX POLICY [--scale F] [--partition S] [--piece-order O] [--seed N]
+// [--state DIR]
 //                        [--clock-weight W]
 //
 // One instance of a generator (bursty, zipf, ...) run for real through the embed API
@@ -47,12 +48,14 @@ double seconds_since(Clock::time_point t0, Clock::time_point t) {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: %s MIX POLICY [--scale F] [--partition S] [--seed N] [--state DIR]\n",
+                 "usage: %s MIX POLICY [--scale F] [--partition S] [--piece-order O] [--seed N] "
+                 "[--state DIR]\n",
                  argv[0]);
     return 2;
   }
   std::string mix = argv[1], policy = argv[2];
   double scale = 0.1, partition = 1;
+  sim::PieceOrder piece_order = sim::PieceOrder::listed;
   std::uint64_t seed = 1;
   std::string state = "/tmp/chorus-live-generators";
   std::string clock_weight = "0.000001";
@@ -62,7 +65,15 @@ int main(int argc, char** argv) {
       scale = std::atof(argv[i + 1]);
     else if (a == "--partition")
       partition = std::atof(argv[i + 1]);
-    else if (a == "--seed")
+    else if (a == "--piece-order") {
+      auto o = sim::parse_piece_order(argv[i + 1]);
+      if (!o) {
+        std::fprintf(stderr, "--piece-order: '%s' is not one of listed, interleaved\n",
+                     argv[i + 1]);
+        return 2;
+      }
+      piece_order = *o;
+    } else if (a == "--seed")
       seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--clock-weight")
       clock_weight = argv[i + 1];
@@ -78,7 +89,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", generated.status().message().c_str());
     return 2;
   }
-  sim::Workload w = partition > 0 ? sim::partition_divisible(*generated, partition) : *generated;
+  sim::Workload w =
+      partition > 0 ? sim::partition_divisible(*generated, partition, piece_order) : *generated;
   const std::size_t n_jobs = w.jobs.size();
 
   auto registry = PolicyRegistry::with_builtins();

@@ -9,6 +9,11 @@ With --baseline CHORUS (a build of the commit before the fix, e.g. 5801346) its 
 Python 3 standard library only.
 
     bench/sim/run_beyond.py [--chorus build/bin/chorus] [--baseline PATH] [--seeds 5]
+                            [--piece-order listed|interleaved]
+
+--piece-order is `chorus simulate --piece-order` for the 1 s points (how a split job lists its
+pieces, docs/uwfq-beyond-the-paper.md finding 3); anything but the default "listed" writes
+uwfq_beyond_<order>.{json,md}.
 """
 import argparse
 import json
@@ -62,6 +67,9 @@ def gen_params(params):
     return ",".join(f"{k}={v}" for k, v in params.items())
 
 
+PIECE_ORDER = "listed"
+
+
 def run_one(chorus, gen, params, pieces, seed, policies):
     cmd = [chorus, "simulate", "--workload", "gen:" + gen, "--cluster", CLUSTER, "--seed",
            str(seed), "--compare", ",".join(policies), "--json"]
@@ -69,6 +77,8 @@ def run_one(chorus, gen, params, pieces, seed, policies):
         cmd += ["--gen-params", gen_params(params)]
     if pieces:
         cmd += ["--partition", pieces]
+        if PIECE_ORDER != "listed":
+            cmd += ["--piece-order", PIECE_ORDER]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
@@ -149,7 +159,11 @@ def main():
     ap.add_argument("--chorus", default=os.path.join(ROOT, "build", "bin", "chorus"))
     ap.add_argument("--baseline", help="a chorus built before the fix; its uwfq runs beside")
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--piece-order", default="listed", choices=["listed", "interleaved"])
     args = ap.parse_args()
+    global PIECE_ORDER
+    PIECE_ORDER = args.piece_order
+    stem = "uwfq_beyond" if PIECE_ORDER == "listed" else "uwfq_beyond_" + PIECE_ORDER
     t0 = time.time()
     points = [("paper", mix, mix, {}) for mix in PAPER]
     points += [("bursty", label, "bursty", p) for label, p in BURSTY]
@@ -160,7 +174,7 @@ def main():
             results.append(measure(args, kind, label, gen, params, pieces))
             print(f"{kind} {label} {pieces or 'unsplit'}: done ({time.time() - t0:.0f} s)",
                   file=sys.stderr)
-    lines = [f"Medians over seeds 1-{args.seeds} on {CLUSTER}; small = the generator's small jobs "
+    lines = [f"Medians over seeds 1-{args.seeds} on {CLUSTER}, pieces listed {PIECE_ORDER}; small = the generator's small jobs "
              "(bursty: light users'; zipf: work <= the run's median). UWFQ/FIFO, UWFQ/FAIR: ratios "
              "of small-job mean response (target <= 0.26 and < 1). Jain: jain_users (received / "
              "instantaneous max-min entitlement). attain: fair_attainment_jain and _min "
@@ -182,10 +196,11 @@ def main():
             f"{fmt(r['floor_vs_fifo'], 3)})" for r in missed) + ".")
     text = "\n".join(lines)
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "uwfq_beyond.json"), "w") as f:
+    with open(os.path.join(RESULTS, stem + ".json"), "w") as f:
         json.dump({"cluster": CLUSTER, "policies": POLICIES, "baseline": args.baseline,
+                   "piece_order": PIECE_ORDER,
                    "results": results, "date": time.strftime("%Y-%m-%d %H:%M:%S")}, f, indent=1)
-    with open(os.path.join(RESULTS, "uwfq_beyond.md"), "w") as f:
+    with open(os.path.join(RESULTS, stem + ".md"), "w") as f:
         f.write(text + "\n")
     print(text)
 

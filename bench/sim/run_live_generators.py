@@ -11,7 +11,10 @@ and reports the small and large jobs' mean response live, simulated, and live / 
 (target: within 10%). Medians over the repeats. Python 3 standard library only.
 
     cmake --build build --target chorus_live_generators
-    bench/sim/run_live_generators.py [--repeats 1] [--scale 0.1]
+    bench/sim/run_live_generators.py [--repeats 1] [--scale 0.1] [--mixes bursty,zipf]
+                                     [--piece-order listed|interleaved]
+
+Anything but the default --piece-order writes live_generators_<order>.{json,md}.
 """
 import argparse
 import json
@@ -34,21 +37,25 @@ def main():
     ap.add_argument("--driver", default=os.path.join(ROOT, "build", "bench", "chorus_live_generators"))
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--mixes", default=",".join(MIXES))
+    ap.add_argument("--piece-order", default="listed", choices=["listed", "interleaved"])
     args = ap.parse_args()
-    runs = {m: {p: [] for p in POLICIES} for m in MIXES}
+    mixes = args.mixes.split(",")
+    runs = {m: {p: [] for p in POLICIES} for m in mixes}
     with tempfile.TemporaryDirectory(prefix="chorus-live-gen-") as state:
         for r in range(args.repeats):
-            for m in MIXES:
+            for m in mixes:
                 for p in POLICIES:  # interleaved, so the machine's load drifts over all alike
                     _, proc = timed([args.driver, m, p, "--scale", str(args.scale), "--state",
-                                     os.path.join(state, f"{m}-{p}-{r}")])
+                                     os.path.join(state, f"{m}-{p}-{r}"),
+                                     "--piece-order", args.piece_order])
                     d = json.loads(proc.stdout)
                     runs[m][p].append(d)
                     print(f"{m} {p} repeat {r + 1}: small live {d['live_small_mean_s']:.3f} s, "
                           f"simulated {d['sim_small_mean_s']:.3f} s", file=sys.stderr)
     lines = [
-        f"`bench/sim/run_live_generators.py --repeats {args.repeats} --scale {args.scale}`: one "
-        "instance of each generator (seed 1, 1 s pieces) run live through run_workflow (1-core "
+        f"`bench/sim/run_live_generators.py --repeats {args.repeats} --scale {args.scale} --mixes {args.mixes} --piece-order {args.piece_order}`: one "
+        f"instance of each generator (seed 1, 1 s pieces listed {args.piece_order}) run live through run_workflow (1-core "
         "function tasks sleeping their runtimes, one node of 32 cores, arrivals from 0-core clock "
         "tasks) beside the simulator's replay of the same instance; mean response in seconds, "
         f"median of {args.repeats}. Target: live within 10% of simulated.",
@@ -58,7 +65,7 @@ def main():
         "|---|---|---|---|---|---|---|---|---|",
     ]
     summary = {}
-    for m in MIXES:
+    for m in mixes:
         for p in POLICIES:
             rs = runs[m][p]
             med = {k: statistics.median(x[k] for x in rs) for k in
@@ -74,8 +81,10 @@ def main():
     worst = max(abs(v["small_ratio"] - 1) for v in summary.values())
     lines += ["", f"Largest small-job deviation live vs simulated: {100 * worst:.1f}%."]
     table = "\n".join(lines)
-    write_result("live_generators", {"scale": args.scale, "repeats": args.repeats, "runs": runs,
-                                     "summary": summary}, table)
+    name = "live_generators" if args.piece_order == "listed" else \
+        "live_generators_" + args.piece_order
+    write_result(name, {"scale": args.scale, "repeats": args.repeats,
+                        "piece_order": args.piece_order, "runs": runs, "summary": summary}, table)
     print(table)
 
 

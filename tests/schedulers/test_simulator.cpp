@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -213,6 +214,34 @@ TEST_CASE("Schedulers.Sim.RuntimePartitioningSplitsDivisibleJobsOnly") {
   CHECK(p.jobs[0].work() == doctest::Approx(3));
   CHECK(p.jobs[1].tasks.size() == 1);
   CHECK(validate_workload(p).ok());
+}
+
+TEST_CASE("Schedulers.Sim.InterleavedPiecesGoRoundRobinOverAJobsIndependentTasks") {
+  Workload w;
+  SimJob d = job("d", "u", 0, {1.5, 0.4, 0.9});  // 3 pieces of 0.5 s, 1 of 0.4, 2 of 0.45
+  d.divisible = true;
+  SimJob chained = job("c", "u", 0, {1, 1});
+  chained.divisible = true;
+  chained.tasks[1].after = {0};
+  w.jobs = {d, chained};
+  auto runtimes = [](const SimJob& j) {
+    std::vector<double> r;
+    for (const auto& t : j.tasks) r.push_back(std::round(t.runtime_s * 100) / 100);
+    return r;
+  };
+  Workload listed = partition_divisible(w, 0.5);
+  Workload mixed = partition_divisible(w, 0.5, PieceOrder::interleaved);
+  CHECK(runtimes(listed.jobs[0]) == std::vector<double>{0.5, 0.5, 0.5, 0.4, 0.45, 0.45});
+  // Round 0 of all three tasks, round 1 of the two with a second piece, round 2 of the first.
+  CHECK(runtimes(mixed.jobs[0]) == std::vector<double>{0.5, 0.4, 0.45, 0.5, 0.45, 0.5});
+  CHECK(mixed.jobs[0].work() == doctest::Approx(listed.jobs[0].work()));
+  // A job with a wait inside keeps the listed order (a piece waits only for earlier ones).
+  REQUIRE(mixed.jobs[1].tasks.size() == listed.jobs[1].tasks.size());
+  for (std::size_t i = 0; i < mixed.jobs[1].tasks.size(); ++i)
+    CHECK(mixed.jobs[1].tasks[i].after == listed.jobs[1].tasks[i].after);
+  CHECK(validate_workload(mixed).ok());
+  CHECK(parse_piece_order("interleaved") == PieceOrder::interleaved);
+  CHECK_FALSE(parse_piece_order("shuffled"));
 }
 
 TEST_CASE("Schedulers.Sim.ReadsJsonAndCsvWorkloads") {
