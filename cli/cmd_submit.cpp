@@ -33,6 +33,7 @@
 #include "api/run_workflow.hpp"
 #include "cli/command.hpp"
 #include "cli/exit_status.hpp"
+#include "cli/journal_access.hpp"
 #include "cli/json_text.hpp"
 #include "cli/output/output.hpp"
 #include "cli/serve_client.hpp"
@@ -64,6 +65,7 @@ struct SubmitArgs {
   std::string workdir;
   std::string grace = "5s";
   int wait_start = 30;
+  std::string resume;  // --kubernetes --resume RUN: continue that run in a new coordinator Pod
   std::vector<std::string> slurm_only;  // Slurm options given, refused with --kubernetes
 };
 
@@ -169,6 +171,12 @@ int submit_command(const SubmitArgs& a) {
     return kExitBadInput;
   }
   if (a.kubernetes) return submit_kubernetes(a);
+  if (!a.resume.empty()) {
+    out.error(
+        "--resume is for --kubernetes (a run whose coordinator Pod died); chorus run --resume "
+        "continues a run on this machine");
+    return kExitBadInput;
+  }
   if (!a.slurm) {
     if (auto server = chosen_server(a.server, a.state_dir)) return submit_to_server(a, *server);
     out.error(
@@ -273,6 +281,33 @@ int exit_for(const Status& s) {
              : kExitError;
 }
 
+// --resume RUN of a submitted run: the run's id, checked against the journal when the submitter
+// sees it (the hostPath state folder is often this machine's, or a shared file system); else
+// passed on as given, and the coordinator Pod checks it (a refusal is its log's last lines).
+Result<std::string> resume_target(const SubmitArgs& a, const WorkflowGraph& graph,
+                                  const std::string& state_dir, const Output& out) {
+  std::error_code ec;
+  if (!std::filesystem::exists(state_dir + "/chorus.db", ec)) {
+    out.note("the journal " + state_dir +
+             " is not visible here: the coordinator Pod checks that run " + a.resume +
+             " is there and of workflow '" + graph.name + "'");
+    return a.resume;
+  }
+  auto store = open_journal(state_dir);
+  if (!store) return store.status();
+  auto run = (*store)->find_run(a.resume);
+  if (!run) {
+    return invalid_argument("--resume " + a.resume + ": " + run.status().message() +
+                            " (the journal " + state_dir + "; chorus list --state " + state_dir +
+                            " shows its runs)");
+  }
+  if (run->workflow_name != graph.name) {
+    return invalid_argument("--resume " + a.resume + ": run '" + run->id + "' is of workflow '" +
+                            run->workflow_name + "', not '" + graph.name + "' (" + a.file + ")");
+  }
+  return run->id;
+}
+
 // The same checks `chorus run --backend kubernetes` makes before it starts (the cluster serves
 // what the backend needs, the namespace exists, the workflow fits its nodes and names images),
 // then the service account, then the ConfigMap and the Pod. Nothing is created unless every
@@ -363,6 +398,18 @@ int submit_kubernetes(const SubmitArgs& a) {
   // collection DELETE of the task Pods (KubernetesBackend::stop), with room to spare.
   pod.termination_grace_seconds =
       std::chrono::duration_cast<std::chrono::seconds>(*grace).count() + 30;
+  if (!a.resume.empty()) {
+    auto run = resume_target(a, *graph, pod.state_dir, out);
+    if (!run) {
+      out.error(run.status().message());
+      return exit_for(run.status());
+    }
+    if (Status s = kube::check_no_live_coordinator(client, ns, pod.state_dir, *run); !s.ok()) {
+      out.error(s.message());
+      return exit_for(s);
+    }
+    pod.resume_run = *run;
+  }
 
   if (pod.api) {
     // No kube-proxy is needed to reach a loopback API server, and none would help: the Service's
@@ -428,6 +475,9 @@ int submit_kubernetes(const SubmitArgs& a) {
       pod.workflow_source.c_str(), name.c_str(), pod.workdir.c_str(), pod.state_dir.c_str(),
       ns.c_str(), name.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(),
       ns.c_str(), name.c_str());
+  if (!pod.resume_run.empty())
+    std::printf("Resuming run %s: its Pods still running are adopted, and now owned by %s\n",
+                pod.resume_run.c_str(), name.c_str());
   std::fflush(stdout);
   return kExitOk;
 }
@@ -484,6 +534,10 @@ void add_submit_command(CLI::App& app) {
                   "image that cannot be pulled is reported (0: do not wait)")
       ->default_str("30")
       ->check(CLI::Range(0, 3600));
+  cmd->add_option("--resume", a->resume,
+                  "With --kubernetes: continue run RUN (or latest) from its journal in the "
+                  "state folder, in a new coordinator Pod that adopts the run's Pods still "
+                  "running");
   cmd->callback([a, cmd] {
     for (const char* o : {"--nodes", "--partition", "--output"})
       if (cmd->count(o) > 0) a->slurm_only.push_back(o);

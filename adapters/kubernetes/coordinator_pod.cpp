@@ -87,6 +87,7 @@ nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c) {
       "--backend",      "kubernetes", "--namespace",
       c.namespace_name, "--state",    c.state_dir,
       "--grace",        c.grace};
+  if (!c.resume_run.empty()) command.insert(command.end(), {"--resume", c.resume_run});
   // Its own name and uid, from the downward API: the owner of the run's Pods (pod_spec.hpp).
   json env = json::array({{{"name", "CHORUS_SUBMISSION"}, {"value", c.name}},
                           {{"name", "CHORUS_OWNER_POD"},
@@ -133,6 +134,22 @@ nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c) {
             {"labels", labels(c)},
             {"annotations", {{"chorus.workflow", c.workflow_source}}}}},
           {"spec", spec}};
+}
+
+bool drives_state(const nlohmann::json& pod, const std::string& state_dir) {
+  const auto metadata = pod.value("metadata", nlohmann::json::object());
+  if (metadata.value("labels", nlohmann::json::object()).value("chorus.role", "") != "coordinator")
+    return false;
+  const std::string phase = pod.value("status", nlohmann::json::object()).value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed" || metadata.contains("deletionTimestamp"))
+    return false;
+  const auto spec = pod.value("spec", nlohmann::json::object());
+  for (const auto& container : spec.value("containers", nlohmann::json::array())) {
+    const auto command = container.value("command", nlohmann::json::array());
+    for (std::size_t i = 0; i + 1 < command.size(); ++i)
+      if (command[i] == "--state" && command[i + 1] == state_dir) return true;
+  }
+  return false;
 }
 
 nlohmann::json owner_patch(const std::string& pod_name, const std::string& pod_uid) {

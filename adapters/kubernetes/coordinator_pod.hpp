@@ -57,6 +57,9 @@ struct CoordinatorPod {
   std::int64_t deadline_seconds = 0;            // > 0: activeDeadlineSeconds (chorus submit -t)
   std::string grace = "5s";                     // chorus run --grace, the tasks' kill grace
   std::int64_t termination_grace_seconds = 30;  // for the coordinator to delete its task Pods
+  // Set: `chorus run --resume RUN` (chorus submit --kubernetes --resume): the run continues from
+  // its journal in state_dir, and the Pods of it still running are adopted (pod_launcher.hpp).
+  std::string resume_run;
 };
 
 // "chorus-<workflow name>-<suffix>" made a DNS-1123 label (lowercase, [a-z0-9-], at most 63).
@@ -66,6 +69,9 @@ std::string workflow_key(const std::string& file_name);
 
 nlohmann::json coordinator_configmap(const CoordinatorPod& c);
 nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c);
+// `pod` (as the API lists it) is a coordinator Pod, not yet ended, whose command drives the
+// journal in `state_dir` (its `--state` argument): a resume of that folder's run must wait.
+bool drives_state(const nlohmann::json& pod, const std::string& state_dir);
 // A merge patch giving the ConfigMap an ownerReference to the Pod (name, uid).
 nlohmann::json owner_patch(const std::string& pod_name, const std::string& pod_uid);
 

@@ -16,7 +16,8 @@ std::vector<Right> coordinator_rights() {
   return {{"create", "pods", "", false}, {"get", "pods", "", false},
           {"list", "pods", "", false},   {"watch", "pods", "", false},
           {"delete", "pods", "", false}, {"deletecollection", "pods", "", false},
-          {"get", "pods", "log", false}, {"list", "nodes", "", true}};
+          {"patch", "pods", "", false},  {"get", "pods", "log", false},
+          {"list", "nodes", "", true}};
 }
 
 namespace {
@@ -78,6 +79,25 @@ Status check_service_account_rights(KubeClient& client, const std::string& names
                           ", which the coordinator Pod needs: bind it to a Role and ClusterRole "
                           "granting them (" +
                           kRbacHint + ")");
+}
+
+Status check_no_live_coordinator(KubeClient& client, const std::string& namespace_name,
+                                 const std::string& state_dir, const std::string& run) {
+  auto listed = client.request(
+      "GET",
+      "/api/v1/namespaces/" + namespace_name + "/pods?labelSelector=chorus.role%3Dcoordinator",
+      nullptr, "list pods in namespace " + namespace_name);
+  if (!listed) return listed.status();
+  for (const auto& pod : listed->value("items", nlohmann::json::array())) {
+    if (!drives_state(pod, state_dir)) continue;
+    const std::string name = pod["metadata"].value("name", "");
+    return Status(ErrorCode::unavailable,
+                  "the coordinator Pod " + name + " is still running on the journal " + state_dir +
+                      ": resuming " + run +
+                      " beside it would run its tasks twice. Stop it first (kubectl -n " +
+                      namespace_name + " delete pod " + name + "), or wait for it to end");
+  }
+  return {};
 }
 
 Result<CreatedCoordinator> create_coordinator(KubeClient& client, const CoordinatorPod& pod) {

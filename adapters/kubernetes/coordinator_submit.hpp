@@ -8,6 +8,10 @@
 // - check_service_account_rights: one SubjectAccessReview per right the Kubernetes backend uses
 //   (coordinator_rights()); the rights refused are listed in one error. When the submitter may
 //   not create SubjectAccessReviews the check is skipped (the coordinator's own 403 explains).
+// - check_no_live_coordinator: one LIST of the namespace's coordinator Pods; an error naming
+//   the one still driving `state_dir` (drives_state()), if any, and how to stop it. Inside its
+//   Pod a coordinator cannot tell an earlier one in another Pod from itself (both are pid 1 in
+//   their own pid namespace), so the submitter checks.
 // - create_coordinator: ConfigMap, then Pod, then the ConfigMap's ownerReference to the Pod. A
 //   failure deletes what was created (best effort), so a refused submission leaves nothing. A
 //   name already taken (the random suffix met an earlier one: 1 in 27^5) is the server's 409.
@@ -35,6 +39,9 @@ Status check_service_account(KubeClient& client, const std::string& namespace_na
                              const std::string& account);
 Status check_service_account_rights(KubeClient& client, const std::string& namespace_name,
                                     const std::string& account);
+
+Status check_no_live_coordinator(KubeClient& client, const std::string& namespace_name,
+                                 const std::string& state_dir, const std::string& run);
 
 struct CreatedCoordinator {
   std::string name, uid;

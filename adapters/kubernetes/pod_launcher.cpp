@@ -140,6 +140,7 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
     Done d;
     d.handle = h;
     d.adopted = take_adoptable(adoption);
+    if (!d.adopted.empty()) take_ownership(c, "pods", d.adopted);
     if (d.adopted.empty()) {
       auto r = c.raw("POST", path, *manifest);
       Status s;
@@ -176,6 +177,31 @@ void PodLauncher::list_previous(KubeClient& c) {
     }
     previous_[notes.value("chorus.task-name", "")].push_back(std::move(pod));
   }
+}
+
+void PodLauncher::take_ownership(KubeClient& c, const std::string& collection,
+                                 const std::string& name) {
+  if (options_.owner.empty()) return;
+  const nlohmann::json patch = {
+      {"metadata", {{"ownerReferences", owner_references(options_.owner)}}}};
+  auto r = c.raw("PATCH", "/api/v1/namespaces/" + namespace_ + "/" + collection + "/" + name,
+                 patch.dump(), "application/merge-patch+json");
+  Status s;
+  if (!r)
+    s = r.status();
+  else if (r->code < 200 || r->code >= 300)
+    s = http_error(*r, "patch " + collection + " in namespace " + namespace_, c.config());
+  if (s.ok()) return;
+  std::lock_guard lock(mu_);
+  ownership_problem_ += (ownership_problem_.empty() ? "" : "; ") + collection + "/" + name +
+                        " still names the earlier coordinator's Pod as its owner (deleting that "
+                        "Pod deletes it): " +
+                        s.message();
+}
+
+std::string PodLauncher::ownership_problem() const {
+  std::lock_guard lock(mu_);
+  return ownership_problem_;
 }
 
 std::string PodLauncher::take_adoptable(const Adoption& a) {
@@ -453,6 +479,7 @@ Status PodLauncher::prepare_service(const LaunchRequest& request, LaunchHandle h
       s = r.status();
     else if (r->code != 409 && (r->code < 200 || r->code >= 300))  // 409: a resumed run's
       s = http_error(*r, "create services in namespace " + namespace_, c.config());
+    if (s.ok() && r->code == 409) take_ownership(c, "services", name);
     if (s.ok()) return;
     StateUpdate u;
     u.kind = UpdateKind::exited;

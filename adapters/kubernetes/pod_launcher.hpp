@@ -14,6 +14,10 @@
 // - Resume: before its first create the worker lists the run's Pods once. A launch whose task
 //   left a Pod that is adoptable() (the attempt before, still running or succeeded) follows
 //   that Pod instead of creating one; the update comes from it like from a Pod of this session.
+//   With an owner (a resumed `chorus submit --kubernetes`), an adopted Pod and a Service left
+//   by the earlier session are patched to name it (one PATCH each), so deleting the earlier
+//   coordinator's Pod no longer garbage-collects them; a refused patch is said by
+//   ownership_problem(), the adoption stands.
 // - cancel() and a timeout delete the Pod with the task's kill grace (default 5 s) and report
 //   at once; the Pod's deletion finishes in Kubernetes.
 // - When the API server stops answering for `give_up`, every attempt in flight is lost with
@@ -81,6 +85,9 @@ class PodLauncher final : public Launcher {
   std::uint64_t watch_requests() const { return watch_ ? watch_->requests() : 0; }
   std::uint64_t log_requests() const { return logs_ ? logs_->requests() : 0; }
   const std::string& run_label() const { return run_; }
+  // Empty, or which adopted objects still name the earlier coordinator's Pod as their owner,
+  // and why (thread-safe; KubernetesBackend reports it at stop()).
+  std::string ownership_problem() const;
   const std::string& token_label() const { return token_; }
 
  private:
@@ -128,6 +135,9 @@ class PodLauncher final : public Launcher {
   void list_previous(KubeClient& c);
   std::string take_adoptable(const Adoption& a);
   Status create_conflict(KubeClient& c, const std::string& pod);
+  // On the worker: points `collection`/`name`'s ownerReferences at options_.owner (no-op
+  // without one); a refusal is added to ownership_problem().
+  void take_ownership(KubeClient& c, const std::string& collection, const std::string& name);
   // Services (launch, on_pod and shutdown call these).
   Status prepare_service(const LaunchRequest& request, LaunchHandle h, Attempt& a);
   static void track_readiness(Attempt& a, const nlohmann::json& pod);
@@ -151,6 +161,7 @@ class PodLauncher final : public Launcher {
   std::unordered_map<std::string, std::vector<nlohmann::json>> previous_;  // by task name
   LaunchHandle next_ = 1;
   std::set<std::string> service_objects_;  // Service objects created (or being) by this launcher
+  std::string ownership_problem_;          // guarded by mu_
 
   // The worker: jobs in, results (Done) out through done_ and the watch's wake-up fd.
   std::thread thread_;

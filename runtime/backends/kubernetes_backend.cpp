@@ -44,6 +44,8 @@ class KubernetesBackend final : public ExecutionBackend {
                       "; `chorus run --resume` adopts them, or delete them with: kubectl delete "
                       "pods -l chorus.token=" +
                       pods_->token_label();
+    if (std::string owners = pods_->ownership_problem(); !owners.empty())
+      stop_problem_ += (stop_problem_.empty() ? "" : "; ") + owners;
     // The benchmark's count of our own requests (bench/k8s/run.py): the API server's metrics
     // cannot tell our requests from the kubelets'.
     if (const char* stats = std::getenv("CHORUS_K8S_STATS"); stats != nullptr && *stats != '\0') {

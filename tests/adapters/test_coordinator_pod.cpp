@@ -104,6 +104,30 @@ TEST_CASE("CoordinatorPod.RunsChorusInClusterInTheSharedWorkdir") {
   CHECK(c["volumeMounts"][1]["mountPath"] == "/home/u");
 }
 
+TEST_CASE("CoordinatorPod.AResumeContinuesTheRunAndOnlyALiveCoordinatorOfTheFolderBlocksIt") {
+  CoordinatorPod c = sample();
+  c.resume_run = "dag-3";
+  json m = coordinator_pod_manifest(c);
+  const json& command = m["spec"]["containers"][0]["command"];
+  REQUIRE(command.size() == 13);
+  CHECK(command[11] == "--resume");
+  CHECK(command[12] == "dag-3");
+  // The earlier coordinator of the same folder, while its Pod runs: a resume must wait.
+  json running = m;
+  running["status"] = {{"phase", "Running"}};
+  CHECK(drives_state(running, "/home/u/.chorus"));
+  CHECK_FALSE(drives_state(running, "/home/u/other/.chorus"));
+  running["status"]["phase"] = "Failed";  // killed: its journal is free
+  CHECK_FALSE(drives_state(running, "/home/u/.chorus"));
+  running["status"]["phase"] = "Pending";
+  running["metadata"]["deletionTimestamp"] = "2026-12-03T17:00:00Z";  // being deleted
+  CHECK_FALSE(drives_state(running, "/home/u/.chorus"));
+  json task = m;  // a task Pod never counts, whatever its command
+  task["metadata"]["labels"] = {{"chorus.run", "dag-3"}};
+  task["status"] = {{"phase", "Running"}};
+  CHECK_FALSE(drives_state(task, "/home/u/.chorus"));
+}
+
 TEST_CASE("CoordinatorPod.LoopbackApiServerMeansHostNetworkAndExplicitAddress") {
   CoordinatorPod c = sample();
   c.api = ApiAddress{"127.0.0.1", "16443"};

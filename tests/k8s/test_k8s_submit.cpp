@@ -357,6 +357,125 @@ tasks:
   CHECK(eventually([] { return submissions("pods") == 0 && submissions("configmaps") == 0; }, 60));
 }
 
+// `chorus submit --kubernetes --resume RUN`: a coordinator SIGKILLed inside its Pod left its
+// task Pods running; a new coordinator Pod resumes the run from the hostPath journal, adopts
+// them (and becomes their owner, so deleting the dead one's Pod spares them), runs the rest,
+// and no task runs twice. Refused while the first coordinator still runs.
+TEST_CASE("K8s.Submit.AResumedSubmissionAdoptsTheDeadCoordinatorsPodsAndRunsNothingTwice") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  if (!chorus_image_ready()) return;
+  ShippedRbac rbac;
+  REQUIRE(rbac.token_ready());
+  SubmissionCleanup cleanup;
+  RunObjectsCleanup objects{"resumed-1"};
+  TempDir dir;
+  write_file(dir / "wf.yaml", R"(name: resumed
+defaults:
+  image: localhost/busybox:1.35
+  image_pull_policy: Never
+tasks:
+  - name: step
+    foreach: {i: [1, 2]}
+    command: echo "$i" >> starts.txt && while [ ! -e go ]; do sleep 0.2; done
+  - name: join
+    after: [step]
+    command: echo joined > joined.txt
+)");
+  auto submit = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {chorus_bin(), "submit",       "--kubernetes",
+                                     "wf.yaml",    "--kubeconfig", kc};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir.path());
+  };
+  auto pod_of = [](const ProcessResult& r) {
+    const std::string prefix = "Submitted coordinator Pod ";
+    if (r.out.rfind(prefix, 0) != 0) return std::string();
+    return r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+  };
+  auto first = submit({});
+  INFO(first.out, first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string old_pod = pod_of(first);
+  REQUIRE_FALSE(old_pod.empty());
+  const std::string run_pods =
+      "/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dresumed-1";
+  REQUIRE_MESSAGE(eventually([&] { return read_lines(dir / "starts.txt").size() == 2; }, 180),
+                  "coordinator log:\n", pod_log(old_pod));
+
+  // While the first coordinator runs, a resume is refused and creates nothing.
+  auto early = submit({"--resume", "resumed-1"});
+  CHECK(early.exit_code == 3);
+  CHECK(early.err.find("the coordinator Pod " + old_pod + " is still running on the journal " +
+                       dir.path() + "/.chorus") != std::string::npos);
+  CHECK(submissions("pods") == 1);
+  // Nor is a run that is not in the journal.
+  auto unknown = submit({"--resume", "nosuch-7"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("--resume nosuch-7: ") != std::string::npos);
+
+  const pid_t coordinator_pid = process_with_argument(dir / ".chorus");
+  REQUIRE(coordinator_pid > 0);
+  REQUIRE(::kill(coordinator_pid, SIGKILL) == 0);
+  REQUIRE(eventually(
+      [&] {
+        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + old_pod);
+        return a.code == 200 && a.body["status"].value("phase", "") == "Failed";
+      },
+      60));
+  CHECK(count(run_pods) == 2);  // its two steps run on
+
+  auto again = submit({"--resume", "resumed-1"});
+  INFO(again.out, again.err);
+  REQUIRE(again.exit_code == 0);
+  const std::string new_pod = pod_of(again);
+  REQUIRE_FALSE(new_pod.empty());
+  CHECK(new_pod != old_pod);
+  CHECK(again.out.find("Resuming run resumed-1") != std::string::npos);
+  // The new coordinator adopted both steps: they now name its Pod as their owner.
+  const std::string new_uid = k8s_call("GET", "/api/v1/namespaces/default/pods/" + new_pod)
+                                  .body["metadata"]
+                                  .value("uid", "");
+  REQUIRE_FALSE(new_uid.empty());
+  CHECK_MESSAGE(
+      eventually(
+          [&] {
+            auto a = k8s_call("GET", run_pods);
+            std::size_t owned = 0;
+            for (const auto& p : a.body.value("items", json::array()))
+              owned += p["metadata"].value("ownerReferences", json::array()).dump().find(new_uid) !=
+                       std::string::npos;
+            return owned == 2;
+          },
+          60),
+      "coordinator log:\n", pod_log(new_pod));
+  // The dead coordinator's Pod goes; the adopted steps stay.
+  CHECK(k8s_call("DELETE", "/api/v1/namespaces/default/pods/" + old_pod).code == 200);
+  CHECK(eventually(
+      [&] { return k8s_call("GET", "/api/v1/namespaces/default/pods/" + old_pod).code == 404; },
+      60));
+  sleep_ms(3000);  // the garbage collector's time to act, had it anything to collect
+  CHECK(count(run_pods) == 2);
+
+  write_file(dir / "go", "");
+  json status;
+  CHECK(eventually(
+      [&] {
+        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + new_pod);
+        status = a.body.value("status", json::object());
+        std::string phase = status.value("phase", "");
+        return phase == "Succeeded" || phase == "Failed";
+      },
+      180));
+  INFO("coordinator log:\n", pod_log(new_pod));
+  CHECK(status.value("phase", "") == "Succeeded");
+  CHECK(read_lines(dir / "starts.txt").size() == 2);  // each step ran once
+  CHECK(file_exists(dir / "joined.txt"));
+  auto st =
+      run_process({chorus_bin(), "status", "resumed-1", "--state", dir / ".chorus"}, dir.path());
+  CHECK(st.out.find("succeeded") != std::string::npos);
+}
+
 TEST_CASE("K8s.Submit.MissingServiceAccountOrRightsAreExplainedAndCreateNothing") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
@@ -390,9 +509,11 @@ tasks:
   (void)k8s_call("DELETE", "/api/v1/namespaces/default/serviceaccounts/chorus-norights");
   INFO(bare.out, bare.err);
   CHECK(bare.exit_code == 2);
-  CHECK(bare.err.find("service account 'chorus-norights' in namespace 'default' may not create "
-                      "pods, get pods, list pods, watch pods, delete pods, deletecollection pods, "
-                      "get pods/log, list nodes") != std::string::npos);
+  CHECK(
+      bare.err.find(
+          "service account 'chorus-norights' in namespace 'default' may not create "
+          "pods, get pods, list pods, watch pods, delete pods, deletecollection pods, patch pods, "
+          "get pods/log, list nodes") != std::string::npos);
   CHECK(submissions("pods") == 0);
   CHECK(submissions("configmaps") == 0);
 }
