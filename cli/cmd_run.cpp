@@ -1,6 +1,7 @@
 // chorus run FILE [--resume [RUN]]: run a workflow here, journaled, with progress and a summary.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "api/run_workflow.hpp"
@@ -25,6 +26,7 @@ struct RunArgs : CommonRunArgs {
   std::string backend;      // "local" (default) or "kubernetes"
   std::string kubeconfig, context, namespace_name;
   std::string api_give_up = "60s";
+  std::string workdir_claim;  // --workdir-claim: the cwd is this PVC in every task Pod
 };
 
 // --backend kubernetes: the cluster is asked for its nodes before the workflow is judged, so a
@@ -38,6 +40,11 @@ Result<std::unique_ptr<ExecutionBackend>> start_kubernetes(const RunArgs& a, Dur
   // Set by `chorus submit --kubernetes` in the coordinator's Pod (coordinator_pod.hpp).
   if (const char* pod = std::getenv("CHORUS_OWNER_POD")) ko.owner_pod = pod;
   if (const char* uid = std::getenv("CHORUS_OWNER_POD_UID")) ko.owner_pod_uid = uid;
+  if (!a.workdir_claim.empty()) {
+    std::error_code ec;
+    ko.workdir_claim = a.workdir_claim;
+    ko.workdir_claim_path = std::filesystem::current_path(ec).lexically_normal().string();
+  }
   auto give_up = parse_duration(a.api_give_up);
   if (!give_up.ok() || *give_up < std::chrono::seconds(1))
     return invalid_argument("--api-give-up: " + (give_up.ok() ? std::string("must be at least 1s")
@@ -73,6 +80,10 @@ int run_command(RunArgs a) {
   if (a.cores > 0) machine.capacity.cores = a.cores;
   std::unique_ptr<ExecutionBackend> backend;
   const bool kubernetes = a.backend == "kubernetes";
+  if (!kubernetes && !a.workdir_claim.empty()) {
+    print_error("--workdir-claim is for --backend kubernetes");
+    return kExitBadInput;
+  }
   if (kubernetes) {
     if (a.agents > 0 || a.cores > 0) {
       print_error(
@@ -165,6 +176,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--context", a->context, "With --backend kubernetes: the kubeconfig context");
   cmd->add_option("--namespace", a->namespace_name,
                   "With --backend kubernetes: the namespace of the Pods (default: the context's)");
+  cmd->add_option("--workdir-claim", a->workdir_claim,
+                  "With --backend kubernetes: the current directory is this "
+                  "PersistentVolumeClaim, mounted here (chorus submit --kubernetes "
+                  "--volume-claim runs the coordinator so); every task Pod mounts it at the same "
+                  "path instead of a hostPath");
   cmd->add_option("--api-give-up", a->api_give_up,
                   "With --backend kubernetes: how long the API server may not answer before the "
                   "tasks in flight fail (the journal keeps what finished; --resume continues)")

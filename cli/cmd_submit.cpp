@@ -28,6 +28,7 @@
 #include "adapters/kubernetes/coordinator_pod.hpp"
 #include "adapters/kubernetes/coordinator_submit.hpp"
 #include "adapters/kubernetes/kube_cluster.hpp"
+#include "adapters/kubernetes/pod_spec.hpp"
 #include "adapters/slurm/slurm_client.hpp"
 #include "api/chorus.hpp"
 #include "api/run_workflow.hpp"
@@ -65,6 +66,7 @@ struct SubmitArgs {
   std::string workdir;
   std::string grace = "5s";
   int wait_start = 30;
+  std::string volume_claim;  // --kubernetes --volume-claim NAME: the working directory's PVC
   std::string resume;  // --kubernetes --resume RUN: continue that run in a new coordinator Pod
   std::vector<std::string> slurm_only;  // Slurm options given, refused with --kubernetes
 };
@@ -177,6 +179,10 @@ int submit_command(const SubmitArgs& a) {
         "continues a run on this machine");
     return kExitBadInput;
   }
+  if (!a.volume_claim.empty()) {
+    out.error("--volume-claim is for --kubernetes");
+    return kExitBadInput;
+  }
   if (!a.slurm) {
     if (auto server = chosen_server(a.server, a.state_dir)) return submit_to_server(a, *server);
     out.error(
@@ -280,6 +286,9 @@ int exit_for(const Status& s) {
              ? kExitBadInput
              : kExitError;
 }
+
+// Where --volume-claim mounts the claim when --workdir does not say.
+constexpr const char* kClaimMountDefault = "/work";
 
 // --resume RUN of a submitted run: the run's id, checked against the journal when the submitter
 // sees it (the hostPath state folder is often this machine's, or a shared file system); else
@@ -386,11 +395,28 @@ int submit_kubernetes(const SubmitArgs& a) {
   pod.workflow_key = kube::workflow_key(file_name);
   pod.workflow_text = std::move(text);
   pod.workflow_source = std::filesystem::absolute(a.file, ec).lexically_normal().string();
-  pod.workdir = std::filesystem::absolute(a.workdir.empty() ? "." : a.workdir, ec)
-                    .lexically_normal()
-                    .string();
+  // With a claim the working directory is wherever it is mounted, /work unless told: the
+  // submitter's own directory means nothing inside it.
+  const std::string workdir = !a.workdir.empty()       ? a.workdir
+                              : a.volume_claim.empty() ? "."
+                                                       : kClaimMountDefault;
+  pod.workdir = std::filesystem::absolute(workdir, ec).lexically_normal().string();
   while (pod.workdir.size() > 1 && pod.workdir.back() == '/') pod.workdir.pop_back();
   pod.state_dir = a.state_dir.empty() ? pod.workdir + "/.chorus" : resolve_state_dir(a.state_dir);
+  if (!a.volume_claim.empty()) {
+    if (!kube::path_within(pod.state_dir, pod.workdir)) {
+      out.error("--state " + pod.state_dir + " is outside the working directory " + pod.workdir +
+                ": with --volume-claim the journal lives on the claim, inside --workdir");
+      return kExitBadInput;
+    }
+    std::vector<std::string> notes;
+    if (Status s = kube::check_volume_claim(client, ns, a.volume_claim, notes); !s.ok()) {
+      out.error(s.message());
+      return exit_for(s);
+    }
+    for (const auto& n : notes) out.note(n);
+    pod.volume_claim = a.volume_claim;
+  }
   pod.api = kube::loopback_api_server(config->server);
   pod.deadline_seconds = deadline_seconds;
   pod.grace = a.grace;
@@ -465,7 +491,7 @@ int submit_kubernetes(const SubmitArgs& a) {
   std::printf(
       "Submitted coordinator Pod %s in namespace %s (%s; image %s, service account %s)\n"
       "  workflow: %s (ConfigMap %s, deleted with the Pod)\n"
-      "  working directory: %s, journal: %s (hostPath volumes on its node)\n"
+      "  working directory: %s, journal: %s (%s)\n"
       "Follow it:\n"
       "  kubectl -n %s logs -f %s\n"
       "  chorus status --state %s     (where the nodes' %s is visible)\n"
@@ -473,6 +499,9 @@ int submit_kubernetes(const SubmitArgs& a) {
       "Stop it: kubectl -n %s delete pod %s (the coordinator deletes its task Pods first)\n",
       name.c_str(), ns.c_str(), how.c_str(), pod.image.c_str(), pod.service_account.c_str(),
       pod.workflow_source.c_str(), name.c_str(), pod.workdir.c_str(), pod.state_dir.c_str(),
+      (pod.volume_claim.empty() ? std::string("hostPath volumes on its node")
+                                : "on PersistentVolumeClaim " + pod.volume_claim)
+          .c_str(),
       ns.c_str(), name.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(), pod.state_dir.c_str(),
       ns.c_str(), name.c_str());
   if (!pod.resume_run.empty())
@@ -525,7 +554,8 @@ void add_submit_command(CLI::App& app) {
       ->default_str("chorus");
   cmd->add_option("--workdir", a->workdir,
                   "With --kubernetes: the working directory on the nodes, a hostPath shared with "
-                  "the task Pods (default: this directory)");
+                  "the task Pods (default: this directory), or where --volume-claim is mounted "
+                  "(default: /work)");
   cmd->add_option("--grace", a->grace,
                   "With --kubernetes: the tasks' time between SIGTERM and SIGKILL on cancel")
       ->default_str("5s");
@@ -534,6 +564,10 @@ void add_submit_command(CLI::App& app) {
                   "image that cannot be pulled is reported (0: do not wait)")
       ->default_str("30")
       ->check(CLI::Range(0, 3600));
+  cmd->add_option("--volume-claim", a->volume_claim,
+                  "With --kubernetes: a PersistentVolumeClaim (ReadWriteMany) that holds the "
+                  "working directory and the journal, mounted at --workdir (default /work) in "
+                  "the coordinator and every task Pod, instead of the nodes' own directory");
   cmd->add_option("--resume", a->resume,
                   "With --kubernetes: continue run RUN (or latest) from its journal in the "
                   "state folder, in a new coordinator Pod that adopts the run's Pods still "

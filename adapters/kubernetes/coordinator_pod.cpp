@@ -68,6 +68,12 @@ bool within(const std::string& inner, const std::string& outer) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
+// The run's working directory: the claim when there is one, else the node's directory.
+nlohmann::json workdir_volume(const CoordinatorPod& c) {
+  if (c.volume_claim.empty()) return host_dir("workdir", c.workdir);
+  return {{"name", "workdir"}, {"persistentVolumeClaim", {{"claimName", c.volume_claim}}}};
+}
+
 }  // namespace
 
 nlohmann::json coordinator_configmap(const CoordinatorPod& c) {
@@ -88,6 +94,7 @@ nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c) {
       c.namespace_name, "--state",    c.state_dir,
       "--grace",        c.grace};
   if (!c.resume_run.empty()) command.insert(command.end(), {"--resume", c.resume_run});
+  if (!c.volume_claim.empty()) command.insert(command.end(), {"--workdir-claim", c.volume_claim});
   // Its own name and uid, from the downward API: the owner of the run's Pods (pod_spec.hpp).
   json env = json::array({{{"name", "CHORUS_SUBMISSION"}, {"value", c.name}},
                           {{"name", "CHORUS_OWNER_POD"},
@@ -101,8 +108,8 @@ nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c) {
   json mounts =
       json::array({{{"name", "workflow"}, {"mountPath", kWorkflowMount}, {"readOnly", true}},
                    {{"name", "workdir"}, {"mountPath", c.workdir}}});
-  json volumes = json::array(
-      {{{"name", "workflow"}, {"configMap", {{"name", c.name}}}}, host_dir("workdir", c.workdir)});
+  json volumes =
+      json::array({{{"name", "workflow"}, {"configMap", {{"name", c.name}}}}, workdir_volume(c)});
   if (!within(c.state_dir, c.workdir)) {
     mounts.push_back({{"name", "state"}, {"mountPath", c.state_dir}});
     volumes.push_back(host_dir("state", c.state_dir));

@@ -60,6 +60,10 @@ struct CoordinatorPod {
   // Set: `chorus run --resume RUN` (chorus submit --kubernetes --resume): the run continues from
   // its journal in state_dir, and the Pods of it still running are adopted (pod_launcher.hpp).
   std::string resume_run;
+  // Set: the working directory (and the journal in it: state_dir must be inside workdir) is
+  // this PersistentVolumeClaim, mounted at workdir here and, through `chorus run
+  // --workdir-claim`, in every task Pod; else both are hostPaths of the nodes.
+  std::string volume_claim;
 };
 
 // "chorus-<workflow name>-<suffix>" made a DNS-1123 label (lowercase, [a-z0-9-], at most 63).

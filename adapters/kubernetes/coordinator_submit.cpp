@@ -44,6 +44,38 @@ Status check_service_account(KubeClient& client, const std::string& namespace_na
                     client.config());
 }
 
+Status check_volume_claim(KubeClient& client, const std::string& namespace_name,
+                          const std::string& claim, std::vector<std::string>& notes) {
+  auto r = client.raw("GET",
+                      "/api/v1/namespaces/" + namespace_name + "/persistentvolumeclaims/" + claim);
+  if (!r) return r.status();
+  if (r->code == 404)
+    return not_found("PersistentVolumeClaim '" + claim + "' does not exist in namespace '" +
+                     namespace_name + "' on " + client.config().server +
+                     ": the coordinator and its task Pods mount it as the working directory. "
+                     "Create it (ReadWriteMany, so Pods on every node can mount it), or drop "
+                     "--volume-claim to use the nodes' own directory (hostPath)");
+  if (r->code == 403) return Status::ok_status();
+  if (r->code != 200)
+    return http_error(*r, "read persistentvolumeclaim " + claim + " in namespace " + namespace_name,
+                      client.config());
+  auto pvc = nlohmann::json::parse(r->body, nullptr, false);
+  if (pvc.is_discarded()) return Status::ok_status();
+  const std::string phase = pvc.value("status", nlohmann::json::object()).value("phase", "");
+  if (phase != "Bound")
+    notes.push_back("PersistentVolumeClaim '" + claim + "' is " +
+                    (phase.empty() ? std::string("not bound") : phase) +
+                    ": the coordinator Pod waits until it is bound to a volume");
+  const auto modes =
+      pvc.value("spec", nlohmann::json::object()).value("accessModes", nlohmann::json::array());
+  bool many = false;
+  for (const auto& m : modes) many = many || m == "ReadWriteMany";
+  if (!many)
+    notes.push_back("PersistentVolumeClaim '" + claim + "' is not ReadWriteMany (" + modes.dump() +
+                    "): task Pods on another node than the coordinator may fail to mount it");
+  return Status::ok_status();
+}
+
 Status check_service_account_rights(KubeClient& client, const std::string& namespace_name,
                                     const std::string& account) {
   std::string user = "system:serviceaccount:" + namespace_name + ":" + account;

@@ -12,6 +12,9 @@
 //   the one still driving `state_dir` (drives_state()), if any, and how to stop it. Inside its
 //   Pod a coordinator cannot tell an earlier one in another Pod from itself (both are pid 1 in
 //   their own pid namespace), so the submitter checks.
+// - check_volume_claim: the claim exists (404: an error saying how to make one); 403 on reading
+//   it leaves it unchecked. Notes, not errors: a claim not yet Bound (the Pods wait for it), one
+//   without ReadWriteMany (Pods on more than one node may not all mount it).
 // - create_coordinator: ConfigMap, then Pod, then the ConfigMap's ownerReference to the Pod. A
 //   failure deletes what was created (best effort), so a refused submission leaves nothing. A
 //   name already taken (the random suffix met an earlier one: 1 in 27^5) is the server's 409.
@@ -42,6 +45,9 @@ Status check_service_account_rights(KubeClient& client, const std::string& names
 
 Status check_no_live_coordinator(KubeClient& client, const std::string& namespace_name,
                                  const std::string& state_dir, const std::string& run);
+
+Status check_volume_claim(KubeClient& client, const std::string& namespace_name,
+                          const std::string& claim, std::vector<std::string>& notes);
 
 struct CreatedCoordinator {
   std::string name, uid;

@@ -128,7 +128,7 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
   if (request.spec->timeout.count() > 0) a.deadline = Clock::now() + request.spec->timeout;
   if (request.service != nullptr)
     if (Status s = prepare_service(request, h, a); !s.ok()) return s;
-  PodNaming naming{run_, token_, options_.default_image, options_.owner};
+  PodNaming naming{run_, token_, options_.default_image, options_.owner, options_.workdir_claim};
   auto manifest = std::make_shared<std::string>(pod_manifest(request, naming, a.pod).dump());
   by_pod_[a.pod] = h;
   std::string pod = a.pod;

@@ -59,6 +59,8 @@ struct PodLauncherOptions {
   // The coordinator's own Pod when it runs in one (`chorus submit --kubernetes`): the owner of
   // every Pod and Service this launcher creates, so they go when it goes (pod_spec.hpp).
   OwnerPod owner;
+  // The claim holding the run's working directory, mounted in every task Pod (pod_spec.hpp).
+  WorkdirClaim workdir_claim;
 };
 
 class PodLauncher final : public Launcher {

@@ -71,6 +71,11 @@ std::string stdout_probe_problem(const ServiceSpec& service) {
          "or file probe";
 }
 
+bool path_within(const std::string& inner, const std::string& outer) {
+  if (outer.empty() || inner.rfind(outer, 0) != 0) return false;
+  return inner.size() == outer.size() || outer.back() == '/' || inner[outer.size()] == '/';
+}
+
 nlohmann::json owner_references(const OwnerPod& owner) {
   if (owner.empty()) return nullptr;
   return nlohmann::json::array(
@@ -110,10 +115,18 @@ nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
                {"containers", json::array()}};
   if (!r.workdir.empty()) {
     container["workingDir"] = r.workdir;
-    container["volumeMounts"] = json::array({{{"name", "workdir"}, {"mountPath", r.workdir}}});
-    spec["volumes"] =
-        json::array({{{"name", "workdir"},
-                      {"hostPath", {{"path", r.workdir}, {"type", "DirectoryOrCreate"}}}}});
+    const WorkdirClaim& claim = naming.workdir_claim;
+    if (!claim.empty() && path_within(r.workdir, claim.mount_path)) {
+      container["volumeMounts"] =
+          json::array({{{"name", "workdir"}, {"mountPath", claim.mount_path}}});
+      spec["volumes"] = json::array(
+          {{{"name", "workdir"}, {"persistentVolumeClaim", {{"claimName", claim.claim}}}}});
+    } else {
+      container["volumeMounts"] = json::array({{{"name", "workdir"}, {"mountPath", r.workdir}}});
+      spec["volumes"] =
+          json::array({{{"name", "workdir"},
+                        {"hostPath", {{"path", r.workdir}, {"type", "DirectoryOrCreate"}}}}});
+    }
   }
   if (s.kill_grace.count() > 0)
     spec["terminationGracePeriodSeconds"] = std::max<std::int64_t>(

@@ -7,7 +7,9 @@
 //   node placement chose; requests = limits = the task's cores, memory (Mi) and gpus
 //   (nvidia.com/gpu); env = spec env + sweep params + the coordinator's CHORUS_*; the run's
 //   working directory mounted at the same path (hostPath) as workingDir, so the files a task
-//   reads and writes are where the other backends put them. Output goes to the Pod's log.
+//   reads and writes are where the other backends put them; with a WorkdirClaim, that claim
+//   mounted at its path instead, for every task whose working directory is on it. Output goes
+//   to the Pod's log.
 //   Label chorus.token and annotations chorus.task-name, chorus.fingerprint, chorus.kind are
 //   what a resumed run finds its Pods by (adoptable()).
 //   A service replica (LaunchRequest::service set) also gets its readiness probe as the
@@ -39,8 +41,20 @@ struct OwnerPod {
   bool empty() const { return name.empty() || uid.empty(); }
 };
 
+// `inner` is the directory `outer` or below it (both absolute, normalised; no "..").
+bool path_within(const std::string& inner, const std::string& outer);
+
 // metadata.ownerReferences naming `owner` (null when it is empty).
 nlohmann::json owner_references(const OwnerPod& owner);
+
+// A PersistentVolumeClaim that holds the run's working directory (`chorus submit --kubernetes
+// --volume-claim`): mounted at `mount_path` in the coordinator's Pod and in every task Pod,
+// instead of a hostPath of the node's file system. Empty: hostPath.
+struct WorkdirClaim {
+  std::string claim;
+  std::string mount_path;  // absolute
+  bool empty() const { return claim.empty(); }
+};
 
 struct PodNaming {
   std::string run;  // the chorus.run label value (the run's id, made a valid label)
@@ -49,6 +63,7 @@ struct PodNaming {
   std::string token;
   std::string default_image;
   OwnerPod owner;
+  WorkdirClaim workdir_claim;
 };
 
 // "chorus-<run>-<task>-<attempt>", lowercased and cut to Kubernetes' 63 characters.

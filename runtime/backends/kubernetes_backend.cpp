@@ -32,6 +32,7 @@ class KubernetesBackend final : public ExecutionBackend {
     po.kill_grace = options_.kill_grace;
     po.give_up = options_.api_give_up;
     po.owner = {options_.owner_pod, options_.owner_pod_uid};
+    po.workdir_claim = {options_.workdir_claim, options_.workdir_claim_path};
     pods_ = std::make_unique<kube::PodLauncher>(std::move(po));
     return {};
   }

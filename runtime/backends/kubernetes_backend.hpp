@@ -32,6 +32,10 @@ struct KubernetesBackendOptions {
   // it through the downward API): it owns the run's Pods and Services, so Kubernetes deletes
   // them when it is deleted, even force-deleted. Empty: the coordinator runs outside the cluster.
   std::string owner_pod, owner_pod_uid;
+  // A PersistentVolumeClaim holding the working directory, mounted at `workdir_claim_path` (the
+  // coordinator's cwd, where its Pod has the claim mounted) in every task Pod whose working
+  // directory is below it. Empty: task Pods mount their working directory as a hostPath.
+  std::string workdir_claim, workdir_claim_path;
 };
 
 std::unique_ptr<ExecutionBackend> make_kubernetes_backend(KubernetesBackendOptions options);

@@ -128,6 +128,23 @@ TEST_CASE("CoordinatorPod.AResumeContinuesTheRunAndOnlyALiveCoordinatorOfTheFold
   CHECK_FALSE(drives_state(task, "/home/u/.chorus"));
 }
 
+TEST_CASE("CoordinatorPod.AVolumeClaimHoldsTheWorkdirAndIsPassedToTheRun") {
+  CoordinatorPod c = sample();
+  c.workdir = "/work";
+  c.state_dir = "/work/.chorus";
+  c.volume_claim = "shared";
+  json m = coordinator_pod_manifest(c);
+  const json& spec = m["spec"];
+  REQUIRE(spec["volumes"].size() == 2);  // the workflow, the claim; the journal is on it
+  CHECK(spec["volumes"][1] ==
+        json{{"name", "workdir"}, {"persistentVolumeClaim", {{"claimName", "shared"}}}});
+  const json& command = spec["containers"][0]["command"];
+  REQUIRE(command.size() == 13);
+  CHECK(command[11] == "--workdir-claim");
+  CHECK(command[12] == "shared");
+  CHECK(spec["containers"][0]["workingDir"] == "/work");
+}
+
 TEST_CASE("CoordinatorPod.LoopbackApiServerMeansHostNetworkAndExplicitAddress") {
   CoordinatorPod c = sample();
   c.api = ApiAddress{"127.0.0.1", "16443"};

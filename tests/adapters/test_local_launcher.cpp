@@ -7,8 +7,8 @@
 #include <memory>
 #include <set>
 
-#include "support/launcher_harness.hpp"
 #include "adapters/local/local_launcher.hpp"
+#include "support/launcher_harness.hpp"
 
 using namespace chorus;
 using namespace chorus::test;

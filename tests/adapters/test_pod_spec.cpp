@@ -11,6 +11,19 @@ using namespace chorus;
 using namespace chorus::kube;
 using nlohmann::json;
 
+namespace {
+
+PodNaming naming(std::string run, std::string token, std::string image, OwnerPod owner = {}) {
+  PodNaming n;
+  n.run = std::move(run);
+  n.token = std::move(token);
+  n.default_image = std::move(image);
+  n.owner = std::move(owner);
+  return n;
+}
+
+}  // namespace
+
 TEST_CASE("PodSpec.ManifestCarriesPlacementResourcesEnvAndLabels") {
   TaskSpec s;
   s.id = 7;
@@ -26,7 +39,7 @@ TEST_CASE("PodSpec.ManifestCarriesPlacementResourcesEnvAndLabels") {
   r.node = "chorus-k8s-n2";
   r.workdir = "/tmp/run";
   r.env = {{"CHORUS_RUN_ID", "run-1"}};
-  auto m = pod_manifest(r, {"run-1", "", "", {}}, pod_name("run-1", 7, 2));
+  auto m = pod_manifest(r, naming("run-1", "", ""), pod_name("run-1", 7, 2));
   CHECK(m["metadata"]["name"] == "chorus-run-1-7-2");
   CHECK(m["metadata"]["labels"]["chorus.run"] == "run-1");
   CHECK(m["metadata"]["labels"]["chorus.task"] == "7");
@@ -134,7 +147,8 @@ TEST_CASE("PodSpec.AServiceReplicaCarriesItsProbeAsAReadinessProbeAndItsLabels")
   r.service = &svc;
   r.node = "chorus-k8s-n1";
   r.workdir = "/tmp/run";
-  auto m = pod_manifest(r, {"run-1", "tok", "localhost/busybox:1.35", {}}, pod_name("run-1", 3, 1));
+  auto m =
+      pod_manifest(r, naming("run-1", "tok", "localhost/busybox:1.35"), pod_name("run-1", 3, 1));
   CHECK(m["metadata"]["labels"]["chorus.service"] == "web");
   CHECK(m["metadata"]["labels"]["chorus.replica"] == "1");
   const auto& c = m["spec"]["containers"][0];
@@ -160,7 +174,7 @@ TEST_CASE("PodSpec.AServiceReplicaCarriesItsProbeAsAReadinessProbeAndItsLabels")
   ServiceSpec by_file = web_service(ProbeKind::file);
   CHECK(service_port(by_file, 1) == 0);
   r.service = &by_file;
-  auto fm = pod_manifest(r, {"run-1", "tok", "i", {}}, "p");
+  auto fm = pod_manifest(r, naming("run-1", "tok", "i"), "p");
   CHECK_FALSE(fm["spec"]["containers"][0].contains("ports"));
   CHECK(fm["spec"]["containers"][0]["readinessProbe"].contains("exec"));
 
@@ -174,7 +188,7 @@ TEST_CASE("PodSpec.AServiceReplicaCarriesItsProbeAsAReadinessProbeAndItsLabels")
   plain.cmd.shell = "true";
   LaunchRequest pr;
   pr.spec = &plain;
-  auto pm = pod_manifest(pr, {"run-1", "tok", "i", {}}, "q");
+  auto pm = pod_manifest(pr, naming("run-1", "tok", "i"), "q");
   CHECK_FALSE(pm["metadata"]["labels"].contains("chorus.service"));
   CHECK_FALSE(pm["spec"]["containers"][0].contains("readinessProbe"));
 }
@@ -264,7 +278,7 @@ TEST_CASE("PodSpec.AResumedRunAdoptsOnlyTheAttemptBeforeStillRunningOrSucceeded"
   r.spec = &s;
   r.attempt = 1;
   r.node = "n1";
-  auto m = pod_manifest(r, {"run-1", "0123456789abcdef0123456789abcdef", "", {}}, "p");
+  auto m = pod_manifest(r, naming("run-1", "0123456789abcdef0123456789abcdef", ""), "p");
   CHECK(m["metadata"]["labels"]["chorus.token"] == "0123456789abcdef0123456789abcdef");
   CHECK(m["metadata"]["annotations"]["chorus.task-name"] == "long");
   CHECK(m["metadata"]["annotations"]["chorus.kind"] == "executable");
@@ -307,10 +321,37 @@ TEST_CASE("PodSpec.TheCoordinatorsPodOwnsTheRunsPodsAndServices") {
   OwnerPod owner{"chorus-dag-x7k2q", "5f0c-uid"};
   json expected = json::array(
       {{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "chorus-dag-x7k2q"}, {"uid", "5f0c-uid"}}});
-  auto pod = pod_manifest(r, {"run-1", "tok", "i", owner}, "p");
+  auto pod = pod_manifest(r, naming("run-1", "tok", "i", owner), "p");
   CHECK(pod["metadata"]["ownerReferences"] == expected);
   auto svc = service_manifest(web_service(ProbeKind::tcp), "run-1", "tok", "n", owner);
   CHECK(svc["metadata"]["ownerReferences"] == expected);
   // Half an owner (a name without its uid) is none: the API refuses a reference without a uid.
   CHECK(owner_references({"chorus-dag-x7k2q", ""}).is_null());
+}
+
+TEST_CASE("PodSpec.AWorkdirClaimIsMountedInsteadOfTheNodesDirectory") {
+  TaskSpec s;
+  s.id = 2;
+  s.name = "t";
+  s.cmd.shell = "true";
+  LaunchRequest r;
+  r.spec = &s;
+  r.env = {{"CHORUS_RUN_ID", "run-1"}};
+  r.workdir = "/work/sub";  // a task's own workdir below the claim's mount
+  PodNaming n = naming("run-1", "tok", "i");
+  n.workdir_claim = {"shared", "/work"};
+  auto m = pod_manifest(r, n, "p");
+  CHECK(m["spec"]["volumes"] ==
+        json::array({{{"name", "workdir"}, {"persistentVolumeClaim", {{"claimName", "shared"}}}}}));
+  const auto& c = m["spec"]["containers"][0];
+  CHECK(c["volumeMounts"] == json::array({{{"name", "workdir"}, {"mountPath", "/work"}}}));
+  CHECK(c["workingDir"] == "/work/sub");
+  // A working directory off the claim keeps its hostPath; /workshop is not below /work.
+  r.workdir = "/workshop";
+  auto off = pod_manifest(r, n, "p");
+  CHECK(off["spec"]["volumes"][0]["hostPath"]["path"] == "/workshop");
+  CHECK(path_within("/work", "/work"));
+  CHECK(path_within("/work/a/b", "/work"));
+  CHECK_FALSE(path_within("/workshop", "/work"));
+  CHECK(path_within("/x", "/"));
 }

@@ -476,6 +476,132 @@ tasks:
   CHECK(st.out.find("succeeded") != std::string::npos);
 }
 
+// A PersistentVolume (hostPath, this machine's directory: the test cluster's nodes are this
+// machine) and its claim, made through the API and removed when the test ends.
+class TestVolumeClaim {
+ public:
+  TestVolumeClaim(const std::string& name, const std::string& path) : name_(name) {
+    json pv = {{"apiVersion", "v1"},
+               {"kind", "PersistentVolume"},
+               {"metadata", {{"name", name}}},
+               {"spec",
+                {{"capacity", {{"storage", "1Gi"}}},
+                 {"accessModes", {"ReadWriteMany"}},
+                 {"persistentVolumeReclaimPolicy", "Retain"},
+                 {"storageClassName", "chorus-test"},
+                 {"hostPath", {{"path", path}, {"type", "Directory"}}}}}};
+    json pvc = {{"apiVersion", "v1"},
+                {"kind", "PersistentVolumeClaim"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"spec",
+                 {{"accessModes", {"ReadWriteMany"}},
+                  {"storageClassName", "chorus-test"},
+                  {"volumeName", name},
+                  {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+    auto a = k8s_call("POST", "/api/v1/persistentvolumes", pv);
+    INFO(a.body.dump());
+    CHECK(a.code == 201);
+    auto b = k8s_call("POST", "/api/v1/namespaces/default/persistentvolumeclaims", pvc);
+    INFO(b.body.dump());
+    CHECK(b.code == 201);
+  }
+  ~TestVolumeClaim() {
+    (void)k8s_call("DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/" + name_);
+    (void)k8s_call("DELETE", "/api/v1/persistentvolumes/" + name_);
+  }
+  TestVolumeClaim(const TestVolumeClaim&) = delete;
+  TestVolumeClaim& operator=(const TestVolumeClaim&) = delete;
+  bool bound() const {
+    return eventually(
+        [&] {
+          auto a = k8s_call("GET", "/api/v1/namespaces/default/persistentvolumeclaims/" + name_);
+          return a.code == 200 && a.body["status"].value("phase", "") == "Bound";
+        },
+        60);
+  }
+
+ private:
+  std::string name_;
+};
+
+// --volume-claim: the working directory and the journal on a PersistentVolumeClaim mounted at
+// --workdir in the coordinator and in every task Pod; nothing on the nodes' own directory.
+TEST_CASE("K8s.Submit.AVolumeClaimHoldsTheWorkdirAndTheJournal") {
+  auto kc = k8s_kubeconfig();
+  if (kc.empty()) return;
+  if (!chorus_image_ready()) return;
+  ShippedRbac rbac;
+  REQUIRE(rbac.token_ready());
+  SubmissionCleanup cleanup;
+  TempDir dir, volume;
+  // A mount path this machine does not have: a task that used a hostPath instead would make it.
+  const std::string mount = "/chorus-claim-" + std::to_string(::getpid());
+  REQUIRE_FALSE(file_exists(mount));
+  TestVolumeClaim claim("chorus-test-claim-" + std::to_string(::getpid()), volume.path());
+  const std::string claim_name = "chorus-test-claim-" + std::to_string(::getpid());
+  REQUIRE(claim.bound());
+  write_file(dir / "wf.yaml", R"(name: claimed
+defaults:
+  image: localhost/busybox:1.35
+  image_pull_policy: Never
+tasks:
+  - name: make
+    command: echo made > made.txt
+  - name: sweep
+    after: [make]
+    foreach: {i: [1, 2]}
+    command: cat made.txt > out-$i.txt && pwd >> out-$i.txt
+  - name: join
+    after: [sweep]
+    command: cat out-1.txt out-2.txt > all.txt
+)");
+  auto submit = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {chorus_bin(), "submit",       "--kubernetes",
+                                     "wf.yaml",    "--kubeconfig", kc};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir.path());
+  };
+  // Bad input first: nothing is created.
+  auto missing = submit({"--volume-claim", "nosuch"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("PersistentVolumeClaim 'nosuch' does not exist in namespace 'default'") !=
+        std::string::npos);
+  auto outside = submit({"--volume-claim", claim_name, "--workdir", mount, "--state", "/tmp/x"});
+  CHECK(outside.exit_code == 2);
+  CHECK(outside.err.find("is outside the working directory " + mount) != std::string::npos);
+  CHECK(submissions("pods") == 0);
+
+  auto r = submit({"--volume-claim", claim_name, "--workdir", mount});
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("on PersistentVolumeClaim " + claim_name) != std::string::npos);
+  const std::string prefix = "Submitted coordinator Pod ";
+  REQUIRE(r.out.rfind(prefix, 0) == 0);
+  std::string pod = r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+  json status;
+  CHECK(eventually(
+      [&] {
+        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
+        status = a.body.value("status", json::object());
+        std::string phase = status.value("phase", "");
+        return phase == "Succeeded" || phase == "Failed";
+      },
+      180));
+  INFO("coordinator log:\n", pod_log(pod));
+  REQUIRE(status.value("phase", "") == "Succeeded");
+  // Everything landed on the volume, each task in the claim's mount; the journal too.
+  REQUIRE(file_exists(volume / "all.txt"));
+  CHECK(read_lines(volume / "all.txt") == std::vector<std::string>{"made", mount, "made", mount});
+  auto st =
+      run_process({chorus_bin(), "status", "claimed-1", "--state", volume / ".chorus"}, dir.path());
+  INFO(st.out, st.err);
+  CHECK(st.exit_code == 0);
+  CHECK(st.out.find("succeeded") != std::string::npos);
+  CHECK_FALSE(file_exists(mount));  // no hostPath of that path was made on the node
+  CHECK(k8s_call("DELETE", "/api/v1/namespaces/default/pods/" + pod).code == 200);
+  CHECK(eventually([] { return submissions("pods") == 0; }, 60));
+}
+
 TEST_CASE("K8s.Submit.MissingServiceAccountOrRightsAreExplainedAndCreateNothing") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
