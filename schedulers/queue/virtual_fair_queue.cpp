@@ -425,6 +425,7 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
     flow.chain_weight -= j.weight;
     chain.pop_front();
     j.in_chain = false;
+    if (j.in_ready) flow.ready.push(ready_entry(job));  // keyed by its deadline now
     release_job_if_done(job);
   }
   flow.chain_weight = 0;  // drop accumulated rounding
@@ -463,10 +464,8 @@ void VirtualFairQueue::settle_chain(std::uint32_t f) {
     flow.chain_weight -= j.weight;
     chain.pop_front();
     j.in_chain = false;
-    // Its user-virtual deadline was still ahead of U; a job arriving later (at U + R / w_j)
-    // could sort before it in the flow's dispatch order with a later deadline. As done at U, it
-    // sorts first (ties: older seq).
-    j.ud = flow.u;
+    // Its user-virtual deadline was still ahead of U; out of the chain it sorts by the deadline
+    // it left with, before the chain's jobs (ready_entry).
     if (j.in_ready) flow.ready.push(ready_entry(k.job));  // the old entry is stale now
     release_job_if_done(k.job);
   }
@@ -485,8 +484,10 @@ void VirtualFairQueue::clear_chain(std::uint32_t f) {
   double prefix = 0;
   chain.for_each([&](const ChainKey& k, double work) {
     prefix += work;
-    jobs_[k.job].deadline = flow.base + prefix / flow.weight;
-    jobs_[k.job].in_chain = false;
+    Job& j = jobs_[k.job];
+    j.deadline = flow.base + prefix / flow.weight;
+    j.in_chain = false;
+    if (j.in_ready) flow.ready.push(ready_entry(k.job));  // keyed by its deadline now
     release_job_if_done(k.job);
   });
   chain.clear();

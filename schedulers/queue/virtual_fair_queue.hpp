@@ -117,11 +117,16 @@ class VirtualFairQueue : public QueuePolicy {
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   enum class FlowState : std::uint8_t { idle, active, lingering };
 
-  // A flow's queued jobs in dispatch order. cfq: (0, deadline, seq). uwfq: (chain generation,
-  // user-virtual deadline, seq), the order of the user's chain, which later jobs overtaking
-  // earlier ones never changes (it moves deadlines, not their order; see job_deadline). 24 bytes:
-  // the generation is compared as a serial number (wrapping), since the generations of one
-  // flow's queued jobs are never 2^31 apart.
+  // A flow's queued jobs in dispatch order. cfq: (0, deadline, seq). uwfq: by chain generation;
+  // within one, first the jobs that have left the chain, by the deadline they left with (they
+  // leave from its front, so in deadline order), then the chain's, by user-virtual deadline:
+  // the order of the chain, which later jobs overtaking earlier ones never changes (it moves
+  // deadlines, not their order; see job_deadline). epoch = 2 x generation + (on the chain).
+  // Keying a job that left by its user-virtual deadline instead broke the order: one that left
+  // when U reached it and one that settle_chain took out at that same U tied, and seq put an
+  // older job with a later deadline first (found by the reference test, clang's argument order).
+  // 24 bytes: the epoch is compared as a serial number (wrapping), since the generations of one
+  // flow's queued jobs are never 2^30 apart.
   struct ReadyEntry {
     double key;
     std::uint64_t seq;
@@ -297,8 +302,9 @@ class VirtualFairQueue : public QueuePolicy {
   double job_deadline(std::uint32_t job) const;
   ReadyEntry ready_entry(std::uint32_t job) const {
     const Job& j = jobs_[job];
-    return kind_ == FlowKind::user ? ReadyEntry{j.ud, j.seq, j.chain_gen, job}
-                                   : ReadyEntry{j.deadline, j.seq, 0, job};
+    if (kind_ != FlowKind::user) return ReadyEntry{j.deadline, j.seq, 0, job};
+    return j.in_chain ? ReadyEntry{j.ud, j.seq, 2 * j.chain_gen + 1, job}
+                      : ReadyEntry{j.deadline, j.seq, 2 * j.chain_gen, job};
   }
 
   FlowKind kind_;
@@ -325,7 +331,9 @@ class VirtualFairQueue : public QueuePolicy {
   bool ready_valid(const ReadyEntry& e) const {
     const Job& j = jobs_[e.job];
     if (!j.in_ready || j.seq != e.seq) return false;
-    return kind_ == FlowKind::user ? j.chain_gen == e.epoch && j.ud == e.key : j.deadline == e.key;
+    if (kind_ != FlowKind::user) return j.deadline == e.key;
+    const ReadyEntry now = ready_entry(e.job);
+    return now.epoch == e.epoch && now.key == e.key;
   }
 
   LazyHeap<FlowEntry> active_;     // by E
