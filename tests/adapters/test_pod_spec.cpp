@@ -22,6 +22,17 @@ PodNaming naming(std::string run, std::string token, std::string image, OwnerPod
   return n;
 }
 
+// `true` as task `id` of run-1, its request pointing at `spec` (which must outlive it).
+LaunchRequest true_task(TaskSpec& spec, TaskId id) {
+  spec.id = id;
+  spec.name = "t";
+  spec.cmd.shell = "true";
+  LaunchRequest r;
+  r.spec = &spec;
+  r.env = {{"CHORUS_RUN_ID", "run-1"}};
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("PodSpec.ManifestCarriesPlacementResourcesEnvAndLabels") {
@@ -312,12 +323,7 @@ TEST_CASE("PodSpec.AResumedRunAdoptsOnlyTheAttemptBeforeStillRunningOrSucceeded"
 
 TEST_CASE("PodSpec.TheCoordinatorsPodOwnsTheRunsPodsAndServices") {
   TaskSpec s;
-  s.id = 1;
-  s.name = "t";
-  s.cmd.shell = "true";
-  LaunchRequest r;
-  r.spec = &s;
-  r.env = {{"CHORUS_RUN_ID", "run-1"}};
+  LaunchRequest r = true_task(s, 1);
   OwnerPod owner{"chorus-dag-x7k2q", "5f0c-uid"};
   json expected = json::array(
       {{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "chorus-dag-x7k2q"}, {"uid", "5f0c-uid"}}});
@@ -331,12 +337,7 @@ TEST_CASE("PodSpec.TheCoordinatorsPodOwnsTheRunsPodsAndServices") {
 
 TEST_CASE("PodSpec.AWorkdirClaimIsMountedInsteadOfTheNodesDirectory") {
   TaskSpec s;
-  s.id = 2;
-  s.name = "t";
-  s.cmd.shell = "true";
-  LaunchRequest r;
-  r.spec = &s;
-  r.env = {{"CHORUS_RUN_ID", "run-1"}};
+  LaunchRequest r = true_task(s, 2);
   r.workdir = "/work/sub";  // a task's own workdir below the claim's mount
   PodNaming n = naming("run-1", "tok", "i");
   n.workdir_claim = {"shared", "/work"};

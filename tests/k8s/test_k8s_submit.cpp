@@ -168,6 +168,42 @@ pid_t process_with_argument(const std::string& arg) {
   return found;
 }
 
+// `chorus submit --kubernetes wf.yaml EXTRA...` in `dir`.
+ProcessResult submit_wf(const std::string& dir, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {chorus_bin(), "submit", "--kubernetes", "wf.yaml"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return run_process(argv, dir);
+}
+
+// The coordinator Pod `chorus submit --kubernetes` printed ("" when it printed none).
+std::string submitted_pod(const ProcessResult& r) {
+  const std::string prefix = "Submitted coordinator Pod ";
+  if (r.out.rfind(prefix, 0) != 0) return "";
+  return r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+}
+
+// The Pod's status once it ended (phase Succeeded or Failed), or as last seen after `seconds`.
+json status_at_end(const std::string& pod, double seconds = 180) {
+  json status = json::object();
+  (void)eventually(
+      [&] {
+        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
+        if (a.code != 200) return false;
+        status = a.body.value("status", json::object());
+        std::string phase = status.value("phase", "");
+        return phase == "Succeeded" || phase == "Failed";
+      },
+      seconds);
+  return status;
+}
+
+// SIGKILL to the coordinator inside `pod` (found by its state folder), then its Pod Failed.
+bool kill_coordinator(const std::string& state_dir, const std::string& pod) {
+  const pid_t pid = process_with_argument(state_dir);
+  if (pid <= 0 || ::kill(pid, SIGKILL) != 0) return false;
+  return status_at_end(pod, 60).value("phase", "") == "Failed";
+}
+
 // The Pods and Services of one run (by its chorus.run label), deleted at once when the test
 // ends, whatever happened.
 struct RunObjectsCleanup {
@@ -210,15 +246,12 @@ tasks:
     after: [sweep]
     command: cat out-1.txt out-2.txt out-3.txt > all.txt
 )");
-  auto r = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc},
-                       dir.path());
+  auto r = submit_wf(dir.path(), {"--kubeconfig", kc});
   INFO(r.out, r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("is on a loopback address: the coordinator Pod uses its node's network") !=
         std::string::npos);
-  const std::string prefix = "Submitted coordinator Pod ";
-  REQUIRE(r.out.rfind(prefix, 0) == 0);
-  std::string pod = r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+  const std::string pod = submitted_pod(r);
   CHECK(pod.rfind("chorus-subdag-", 0) == 0);
   // Submit waited for the Pod to start (its image and volumes were fine).
   CHECK((r.out.find("(running on node chorus-k8s-n") != std::string::npos ||
@@ -227,16 +260,7 @@ tasks:
   CHECK(r.out.find("chorus status --state " + dir.path() + "/.chorus") != std::string::npos);
 
   // The coordinator Pod succeeds with exit code 0.
-  json status;
-  CHECK(eventually(
-      [&] {
-        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
-        if (a.code != 200) return false;
-        status = a.body["status"];
-        std::string phase = status.value("phase", "");
-        return phase == "Succeeded" || phase == "Failed";
-      },
-      180));
+  const json status = status_at_end(pod);
   INFO("coordinator log:\n", pod_log(pod));
   REQUIRE(status.value("phase", "") == "Succeeded");
   CHECK(status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0);
@@ -299,13 +323,11 @@ tasks:
     uses: [web]
     command: sleep 600
 )");
-  auto r = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc},
-                       dir.path());
+  auto r = submit_wf(dir.path(), {"--kubeconfig", kc});
   INFO(r.out, r.err);
   REQUIRE(r.exit_code == 0);
-  const std::string prefix = "Submitted coordinator Pod ";
-  REQUIRE(r.out.rfind(prefix, 0) == 0);
-  std::string pod = r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+  const std::string pod = submitted_pod(r);
+  REQUIRE_FALSE(pod.empty());
   const std::string run_pods =
       "/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dorphans-1";
   const std::string run_services =
@@ -340,15 +362,7 @@ tasks:
 
   // The coordinator dies without a word: SIGKILL to its process inside the Pod. Its task Pods
   // run on, nobody left to delete them.
-  const pid_t coordinator_pid = process_with_argument(dir / ".chorus");
-  REQUIRE(coordinator_pid > 0);
-  REQUIRE(::kill(coordinator_pid, SIGKILL) == 0);
-  CHECK(eventually(
-      [&] {
-        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
-        return a.code == 200 && a.body["status"].value("phase", "") == "Failed";
-      },
-      60));
+  REQUIRE(kill_coordinator(dir / ".chorus", pod));
   CHECK(count(run_pods) == 3);
 
   // Deleting the dead coordinator's Pod takes its run with it.
@@ -383,20 +397,13 @@ tasks:
     command: echo joined > joined.txt
 )");
   auto submit = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {chorus_bin(), "submit",       "--kubernetes",
-                                     "wf.yaml",    "--kubeconfig", kc};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return run_process(argv, dir.path());
-  };
-  auto pod_of = [](const ProcessResult& r) {
-    const std::string prefix = "Submitted coordinator Pod ";
-    if (r.out.rfind(prefix, 0) != 0) return std::string();
-    return r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
+    extra.insert(extra.begin(), {"--kubeconfig", kc});
+    return submit_wf(dir.path(), extra);
   };
   auto first = submit({});
   INFO(first.out, first.err);
   REQUIRE(first.exit_code == 0);
-  const std::string old_pod = pod_of(first);
+  const std::string old_pod = submitted_pod(first);
   REQUIRE_FALSE(old_pod.empty());
   const std::string run_pods =
       "/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dresumed-1";
@@ -414,21 +421,13 @@ tasks:
   CHECK(unknown.exit_code == 2);
   CHECK(unknown.err.find("--resume nosuch-7: ") != std::string::npos);
 
-  const pid_t coordinator_pid = process_with_argument(dir / ".chorus");
-  REQUIRE(coordinator_pid > 0);
-  REQUIRE(::kill(coordinator_pid, SIGKILL) == 0);
-  REQUIRE(eventually(
-      [&] {
-        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + old_pod);
-        return a.code == 200 && a.body["status"].value("phase", "") == "Failed";
-      },
-      60));
+  REQUIRE(kill_coordinator(dir / ".chorus", old_pod));
   CHECK(count(run_pods) == 2);  // its two steps run on
 
   auto again = submit({"--resume", "resumed-1"});
   INFO(again.out, again.err);
   REQUIRE(again.exit_code == 0);
-  const std::string new_pod = pod_of(again);
+  const std::string new_pod = submitted_pod(again);
   REQUIRE_FALSE(new_pod.empty());
   CHECK(new_pod != old_pod);
   CHECK(again.out.find("Resuming run resumed-1") != std::string::npos);
@@ -458,15 +457,7 @@ tasks:
   CHECK(count(run_pods) == 2);
 
   write_file(dir / "go", "");
-  json status;
-  CHECK(eventually(
-      [&] {
-        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + new_pod);
-        status = a.body.value("status", json::object());
-        std::string phase = status.value("phase", "");
-        return phase == "Succeeded" || phase == "Failed";
-      },
-      180));
+  const json status = status_at_end(new_pod);
   INFO("coordinator log:\n", pod_log(new_pod));
   CHECK(status.value("phase", "") == "Succeeded");
   CHECK(read_lines(dir / "starts.txt").size() == 2);  // each step ran once
@@ -556,10 +547,8 @@ tasks:
     command: cat out-1.txt out-2.txt > all.txt
 )");
   auto submit = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {chorus_bin(), "submit",       "--kubernetes",
-                                     "wf.yaml",    "--kubeconfig", kc};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return run_process(argv, dir.path());
+    extra.insert(extra.begin(), {"--kubeconfig", kc});
+    return submit_wf(dir.path(), extra);
   };
   // Bad input first: nothing is created.
   auto missing = submit({"--volume-claim", "nosuch"});
@@ -575,18 +564,9 @@ tasks:
   INFO(r.out, r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("on PersistentVolumeClaim " + claim_name) != std::string::npos);
-  const std::string prefix = "Submitted coordinator Pod ";
-  REQUIRE(r.out.rfind(prefix, 0) == 0);
-  std::string pod = r.out.substr(prefix.size(), r.out.find(' ', prefix.size()) - prefix.size());
-  json status;
-  CHECK(eventually(
-      [&] {
-        auto a = k8s_call("GET", "/api/v1/namespaces/default/pods/" + pod);
-        status = a.body.value("status", json::object());
-        std::string phase = status.value("phase", "");
-        return phase == "Succeeded" || phase == "Failed";
-      },
-      180));
+  const std::string pod = submitted_pod(r);
+  REQUIRE_FALSE(pod.empty());
+  const json status = status_at_end(pod);
   INFO("coordinator log:\n", pod_log(pod));
   REQUIRE(status.value("phase", "") == "Succeeded");
   // Everything landed on the volume, each task in the claim's mount; the journal too.
@@ -614,9 +594,7 @@ tasks:
   - name: a
     command: "true"
 )");
-  auto missing = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc,
-                              "--service-account", "nobody"},
-                             dir.path());
+  auto missing = submit_wf(dir.path(), {"--kubeconfig", kc, "--service-account", "nobody"});
   INFO(missing.out, missing.err);
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("service account 'nobody' does not exist in namespace 'default' on "
@@ -629,9 +607,7 @@ tasks:
              {"kind", "ServiceAccount"},
              {"metadata", {{"name", "chorus-norights"}, {"namespace", "default"}}}};
   REQUIRE(k8s_call("POST", "/api/v1/namespaces/default/serviceaccounts", sa).code == 201);
-  auto bare = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc,
-                           "--service-account", "chorus-norights"},
-                          dir.path());
+  auto bare = submit_wf(dir.path(), {"--kubeconfig", kc, "--service-account", "chorus-norights"});
   (void)k8s_call("DELETE", "/api/v1/namespaces/default/serviceaccounts/chorus-norights");
   INFO(bare.out, bare.err);
   CHECK(bare.exit_code == 2);
@@ -654,9 +630,8 @@ TEST_CASE("K8s.Submit.AnImageThatCannotStartIsReportedAndDeleted") {
   write_file(dir / "wf.yaml",
              "name: noimage\ndefaults: {image: localhost/busybox:1.35}\ntasks:\n  - name: a\n"
              "    command: \"true\"\n");
-  auto r = run_process({chorus_bin(), "submit", "--kubernetes", "wf.yaml", "--kubeconfig", kc,
-                        "--image", "localhost/no-chorus:1", "--image-pull-policy", "Never"},
-                       dir.path());
+  auto r = submit_wf(dir.path(), {"--kubeconfig", kc, "--image", "localhost/no-chorus:1",
+                                  "--image-pull-policy", "Never"});
   INFO(r.out, r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("cannot start: Kubernetes: ErrImageNeverPull for image localhost/no-chorus:1") !=
@@ -670,11 +645,7 @@ TEST_CASE("K8s.Submit.BadInputIsRefusedBeforeAnythingIsCreated") {
   if (kc.empty()) return;
   SubmissionCleanup cleanup;
   TempDir dir;
-  auto submit = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {chorus_bin(), "submit", "--kubernetes", "wf.yaml"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return run_process(argv, dir.path());
-  };
+  auto submit = [&](std::vector<std::string> extra) { return submit_wf(dir.path(), extra); };
   write_file(dir / "wf.yaml", "name: bad\ntasks:\n  - name: a\n    command: [unclosed\n");
   auto parse = submit({"--kubeconfig", kc});
   CHECK(parse.exit_code == 2);
