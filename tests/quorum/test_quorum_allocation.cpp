@@ -29,6 +29,15 @@ void operator delete(void* p) noexcept {
 void operator delete(void* p, std::size_t) noexcept {
   std::free(p);
 }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them): a nothrow new left to
+// the runtime and freed by the delete above is a mismatch AddressSanitizer reports.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  if (counting) allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 
 namespace chorus {
 namespace {
