@@ -425,12 +425,14 @@ limits:
 )Y");
   Served served(dir, {"--config", dir / "serve.yaml"});
   const std::string home = alice.home_in(dir.path());
-  // Two tasks that may not overlap under running_cores: 1 (each holds a lock folder).
+  // Two tasks that may not overlap under running_cores: 1 (each holds a lock folder), the first
+  // held until the test says go, so the second submission meets them still there however slow
+  // the machine (a `sleep 1` was not enough in the sanitized build under load).
   alice.write(home + "/pair.yaml", R"Y(name: pair
 tasks:
   - name: t
     foreach: {i: "range(0, 2)"}
-    command: "mkdir lock && sleep 1 && rmdir lock && echo {i} >> done.txt"
+    command: "mkdir lock && while [ ! -e go ]; do sleep 0.1; done && rmdir lock && echo {i} >> done.txt"
 )Y");
   auto pair = as_user(alice, served, {"submit", "pair.yaml"}, home);
   REQUIRE_MESSAGE(pair.exit_code == 0, pair.err);
@@ -448,6 +450,7 @@ tasks:
   CHECK(wide.exit_code == 2);
   CHECK(wide.err.find("asks for 2 cores") != std::string::npos);
   const std::string run = trimmed(pair.out);
+  write_file(home + "/go", "");
   REQUIRE(eventually([&] {
     auto s = run_status(served, run, &alice, home);
     return s == "succeeded" || s == "failed";
