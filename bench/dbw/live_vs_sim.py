@@ -14,7 +14,10 @@ The compute is kept small (logistic d 100, batch 32: ~0.1 ms) so the trace delay
 this 2-core machine with n = 8 workers. Python 3 standard library only.
 
     cmake --build build --target chorus_cli quorum_ps quorum_worker
-    bench/dbw/live_vs_sim.py [--seeds 3] [--scenarios S1,S2] [--n 8]
+    bench/dbw/live_vs_sim.py [--seeds 3] [--scenarios S1,S2] [--n 8] [--curvature]
+
+--curvature: the workers send the curvature probe (quorum_ps --curvature-probe 1) and the
+simulator feeds its own (simulate-quorum --curvature), so dbw/dbw+ read L from it on both sides.
 """
 import argparse
 import json
@@ -60,6 +63,8 @@ def policy_args(spec):
 
 def live_run(args, scenario, spec, seed, target, port):
     name, options = policy_args(spec)
+    if args.curvature:
+        options += ' --curvature-probe, "1",'
     qt = os.path.join(args.build, "examples", "quorum-training")
     with tempfile.TemporaryDirectory(prefix="chorus-live-vs-sim-") as d:
         with open(os.path.join(d, "wf.yaml"), "w") as f:
@@ -79,6 +84,7 @@ def live_run(args, scenario, spec, seed, target, port):
         "time_to_target_s": r["time_to_target_s"],
         "rounds": r["rounds"],
         "median_k": r["median_k"],
+        "median_curvature": r.get("median_curvature"),
         "overhead_s": r["median_gap_s"] + r["median_arrival_overhead_s"],
         "median_gap_s": r["median_gap_s"],
         "median_arrival_overhead_s": r["median_arrival_overhead_s"],
@@ -97,6 +103,8 @@ def simulate(args, scenario, spec, target, overhead):
            "--max-iterations", str(args.max_rounds), "--json"]
     if target is not None:
         cmd += ["--target-loss", str(target)]
+    if args.curvature:
+        cmd.append("--curvature")
     _, proc = timed(cmd)
     return json.loads(proc.stdout)
 
@@ -119,6 +127,8 @@ def main():
     ap.add_argument("--max-rounds", type=int, default=600)
     ap.add_argument("--target-fraction", type=float, default=0.1,
                     help="target = F* + fraction (F(w0) - F*), as the simulator computes it")
+    ap.add_argument("--curvature", action="store_true",
+                    help="the curvature probe on, live and simulated")
     ap.add_argument("--name", default="dbw/live_vs_sim")
     args = ap.parse_args()
 

@@ -31,7 +31,7 @@ std::span<const double> copy_doubles(std::string_view payload, std::size_t at, s
 }
 
 constexpr std::size_t kRoundHeader = 4 + 4 * 4 + 8;
-constexpr std::size_t kGradHeader = 4 + 3 * 4 + 2 * 8;
+constexpr std::size_t kGradHeader = 4 + 3 * 4 + 3 * 8;
 
 }  // namespace
 
@@ -77,7 +77,7 @@ void encode_round(std::string& out, const RoundFrame& frame) {
 }
 
 void encode_grad(std::string& out, std::uint32_t round, std::int32_t worker, double batch_loss,
-                 double compute_s, std::span<const double> gradient) {
+                 double compute_s, std::span<const double> gradient, double curvature) {
   out.clear();
   put(out, kGradTag);
   put(out, round);
@@ -85,6 +85,7 @@ void encode_grad(std::string& out, std::uint32_t round, std::int32_t worker, dou
   put(out, static_cast<std::uint32_t>(gradient.size()));
   put(out, batch_loss);
   put(out, compute_s);
+  put(out, curvature);
   put_doubles(out, gradient);
 }
 
@@ -120,6 +121,7 @@ bool decode_grad(std::string_view payload, std::vector<double>& storage, GradFra
   frame.dim = get<std::uint32_t>(payload, 12);
   frame.batch_loss = get<double>(payload, 16);
   frame.compute_s = get<double>(payload, 24);
+  frame.curvature = get<double>(payload, 32);
   if (payload.size() != kGradHeader + std::size_t{frame.dim} * sizeof(double)) return false;
   frame.gradient = copy_doubles(payload, kGradHeader, frame.dim, storage);
   return true;

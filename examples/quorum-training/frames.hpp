@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,9 @@ struct GradFrame {
   std::uint32_t dim = 0;
   double batch_loss = 0;
   double compute_s = 0;
+  // The worker's secant curvature along its last step, <g(w) - g(w'), w - w'> / ||w - w'||^2 on
+  // this batch (w' its previous weights), or NaN when it sent none (TrainingConfig).
+  double curvature = std::numeric_limits<double>::quiet_NaN();
   std::span<const double> gradient;  // points into a copy the decoder owns (aligned)
 };
 
@@ -63,7 +67,8 @@ std::uint32_t frame_tag(std::string_view payload);  // 0 when shorter than a tag
 void encode_hello(std::string& out, std::int32_t worker);
 void encode_round(std::string& out, const RoundFrame& frame);
 void encode_grad(std::string& out, std::uint32_t round, std::int32_t worker, double batch_loss,
-                 double compute_s, std::span<const double> gradient);
+                 double compute_s, std::span<const double> gradient,
+                 double curvature = std::numeric_limits<double>::quiet_NaN());
 void encode_stop(std::string& out);
 
 // Decoders return false on a size or tag mismatch. Gradient and weight values are copied into

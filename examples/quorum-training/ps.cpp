@@ -70,7 +70,7 @@ int usage(const std::string& why) {
                "         [--dim D] [--samples S] [--batch B] [--lr ETA] [--target-loss L]\n"
                "         [--max-rounds R] [--scenario S0..S6] [--base-s X] [--tail-s X]\n"
                "         [--slow-factor X] [--seed N] [--data-seed N] [--timed-grace-s X]\n"
-               "         [--checkpoint-every R]\n"
+               "         [--checkpoint-every R] [--curvature-probe 0|1]\n"
                "       quorum_ps wait --state DIR [--timeout SECONDS]\n";
   return 2;
 }
@@ -88,6 +88,7 @@ struct Buffered {
   int worker = 0;
   double time = 0;
   double grad_sq_norm = 0;
+  double curvature = chorus::kNoStat;
 };
 
 class ParameterServer {
@@ -252,23 +253,30 @@ class ParameterServer {
     }
     slot.delivered_round = r;
     compute_s_.push_back(g.compute_s);
+    if (const double c = curvature_of(g); !std::isnan(c)) curvatures_.push_back(c);
     batch_loss_[wi] = g.batch_loss;
     std::copy(g.gradient.begin(), g.gradient.end(), grads_.begin() + wi * dim_);
     double sq = 0;
     for (double x : g.gradient) sq += x * x;
     arrivals_[wi] = now;
     if (!policy_begun_) {
-      buffered_.push_back({g.worker, now, sq});
+      buffered_.push_back({g.worker, now, sq, curvature_of(g)});
       maybe_resolve_pending();  // this worker moving on may be what the previous round waited for
       return;
     }
-    if (accept(g.worker, now, sq) == chorus::QuorumVerdict::close || received_ == c_.n) {
+    if (accept(g.worker, now, sq, curvature_of(g)) == chorus::QuorumVerdict::close ||
+        received_ == c_.n) {
       close_round(now);
     }
   }
 
   // Aggregates worker w's gradient (already in grads_) and asks the policy.
-  chorus::QuorumVerdict accept(int w, double time, double grad_sq_norm) {
+  // A worker's curvature probe as the policies take it: a finite value at least 0, else none.
+  static double curvature_of(const qt::GradFrame& g) {
+    return std::isfinite(g.curvature) && g.curvature >= 0 ? g.curvature : chorus::kNoStat;
+  }
+
+  chorus::QuorumVerdict accept(int w, double time, double grad_sq_norm, double curvature) {
     const auto wi = static_cast<std::size_t>(w);
     const double* g = grads_.data() + wi * dim_;
     double sum_sq = 0;
@@ -284,6 +292,7 @@ class ParameterServer {
     a.received = received_;
     a.grad_sq_norm = grad_sq_norm;
     a.sum_sq_norm = sum_sq;
+    a.curvature = curvature;
     return policy_->on_arrival(a);
   }
 
@@ -437,7 +446,7 @@ class ParameterServer {
     // Replay what arrived meanwhile, in arrival order (buffered_ is in that order).
     for (std::size_t i = 0; i < buffered_.size(); ++i) {
       const auto& b = buffered_[i];
-      if (accept(b.worker, b.time, b.grad_sq_norm) == chorus::QuorumVerdict::close ||
+      if (accept(b.worker, b.time, b.grad_sq_norm, b.curvature) == chorus::QuorumVerdict::close ||
           received_ == c_.n) {
         // The ones after the close point are late arrivals of this round, timed but unused.
         for (std::size_t j = i + 1; j < buffered_.size(); ++j) {
@@ -506,6 +515,9 @@ class ParameterServer {
     j["median_round_s"] = median(durations);
     j["median_arrival_overhead_s"] = median(over);
     j["median_compute_s"] = median(compute_s_);
+    // The workers' curvature probes (curvature_probe), null when they sent none.
+    j["median_curvature"] = curvatures_.empty() ? nlohmann::ordered_json()
+                                                : nlohmann::ordered_json(median(curvatures_));
     // Close to next broadcast: the update, the loss (the metric) and the checkpoint.
     j["median_gap_s"] = median(gaps);
     nlohmann::ordered_json workers = nlohmann::ordered_json::array();
@@ -545,7 +557,8 @@ class ParameterServer {
   std::vector<double> trace_;
   std::vector<double> frame_storage_;
   std::vector<Buffered> buffered_;
-  std::vector<double> compute_s_;  // the workers' reported compute per gradient (this start only)
+  std::vector<double> compute_s_;   // the workers' reported compute per gradient (this start only)
+  std::vector<double> curvatures_;  // the probes received (curvature_probe)
   std::string round_frame_, out_;
   qt::Checkpoint cp_;
   bool started_ = false, open_ = false, policy_begun_ = false, done_ = false, failed_ = false;
@@ -631,6 +644,8 @@ int serve(const std::vector<std::string>& args) {
       c.timed_grace_s = x;
     else if (flag == "--checkpoint-every")
       c.checkpoint_every = static_cast<int>(x);
+    else if (flag == "--curvature-probe")
+      c.curvature_probe = x != 0;
     else
       return usage("unknown flag " + flag);
   }

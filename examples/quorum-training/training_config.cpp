@@ -57,7 +57,8 @@ std::string to_json(const TrainingConfig& c) {
             {"max_rounds", c.max_rounds},
             {"target_loss", c.target_loss},
             {"timed_grace_s", c.timed_grace_s},
-            {"checkpoint_every", c.checkpoint_every}};
+            {"checkpoint_every", c.checkpoint_every},
+            {"curvature_probe", c.curvature_probe}};
   return j.dump(2) + "\n";
 }
 
@@ -87,6 +88,7 @@ Result<TrainingConfig> config_from_json(const std::string& text, const std::stri
     c.target_loss = j.at("target_loss").get<double>();
     c.timed_grace_s = j.at("timed_grace_s").get<double>();
     c.checkpoint_every = j.at("checkpoint_every").get<int>();
+    c.curvature_probe = j.value("curvature_probe", false);
   } catch (const json::exception& e) {
     return chorus::invalid_argument(source + ": not a training config: " + e.what());
   }

@@ -37,6 +37,10 @@ struct TrainingConfig {
   double target_loss = 0;    // 0: run max_rounds
   double timed_grace_s = 2;  // timed mode: how long a round's end waits for its late gradients
   int checkpoint_every = 1;  // rounds between checkpoints
+  // Workers send the secant curvature along their last step with each gradient (a second
+  // gradient pass on the same batch at their previous weights), which dbw/dbw+/adasync read as
+  // L; the round simulator's --curvature. Off: they fall back to L = 1 / eta.
+  bool curvature_probe = false;
 };
 
 // Errors: invalid_argument naming the field (an unknown workload or scenario, n < 1, ...).

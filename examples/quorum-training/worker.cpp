@@ -20,6 +20,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -75,6 +76,8 @@ class Worker {
         w_(wl_->dim()),
         g_(wl_->dim()),
         part_(wl_->dim()),
+        w_prev_(c_.curvature_probe ? wl_->dim() : 0),
+        g_prev_(c_.curvature_probe ? wl_->dim() : 0),
         batch_(static_cast<std::size_t>(c_.batch)) {}
 
   int run() {
@@ -139,6 +142,28 @@ class Worker {
     }
   }
 
+  static constexpr double kNoCurvature = std::numeric_limits<double>::quiet_NaN();
+
+  // The secant along this worker's step since the last gradient it finished, on this round's
+  // batch: <g(w) - g(w'), w - w'> / ||w - w'||^2 (0 at least), the round simulator's probe. One
+  // more gradient pass, at w'; NaN for the first gradient and a step of length 0. Then w' = w.
+  double secant_curvature() {
+    double curvature = kNoCurvature;
+    if (have_prev_) {
+      wl_->gradient(w_prev_, batch_, g_prev_);
+      double dot = 0, step_sq = 0;
+      for (std::size_t i = 0; i < w_.size(); ++i) {
+        const double dw = w_[i] - w_prev_[i];
+        dot += (g_[i] - g_prev_[i]) * dw;
+        step_sq += dw * dw;
+      }
+      if (step_sq > 0) curvature = std::max(dot, 0.0) / step_sq;
+    }
+    std::copy(w_.begin(), w_.end(), w_prev_.begin());
+    have_prev_ = true;
+    return curvature;
+  }
+
   // In interrupt mode: whether a newer round replaced the current work (drop it).
   bool superseded() {
     if (mode_ != qt::Mode::interrupt || !sock_->readable()) return false;
@@ -169,6 +194,7 @@ class Worker {
       }
       if (dropped) continue;  // round_ and w_ now hold the newer round
       const double loss = wl_->batch_loss(w_, batch_);
+      const double curvature = c_.curvature_probe ? secant_curvature() : kNoCurvature;
       const double compute_s = seconds_since(t0);
       // The trace delay, as a sleep that a newer round interrupts.
       const auto at = static_cast<std::size_t>(r - 1) * static_cast<std::size_t>(c_.n) +
@@ -200,7 +226,7 @@ class Worker {
       if (g_stop != 0 || stopped_) return;
       if (dropped) continue;
       maybe_inject(r);
-      qt::encode_grad(out_, static_cast<std::uint32_t>(r), id_, loss, compute_s, g_);
+      qt::encode_grad(out_, static_cast<std::uint32_t>(r), id_, loss, compute_s, g_, curvature);
       (void)sock_->send(out_);
       // Timed mode: rounds that came meanwhile are in the socket; take the newest.
       has_work_ = false;
@@ -234,6 +260,8 @@ class Worker {
   int inject_every_;
   std::vector<double> trace_;
   std::vector<double> w_, g_, part_, frame_storage_;
+  std::vector<double> w_prev_, g_prev_;  // curvature_probe: the weights of the last gradient
+  bool have_prev_ = false;
   std::vector<std::uint32_t> batch_;
   std::string in_, out_;
   int round_ = 0;

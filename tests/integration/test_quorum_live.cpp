@@ -145,6 +145,7 @@ TEST_CASE("Integration.QuorumLive.WorkflowTrainsToTargetWithServices") {
   CHECK(result.at("policy") == "static");
   for (const auto& round : result.at("per_round")) CHECK(round.at("k") == 3);  // b = 1 of 4
   CHECK(result.at("rejected_total") == 0);
+  CHECK(result.at("median_curvature").is_null());  // no probe unless asked for
   auto logs = run_chorus({"logs", "latest", "train", "--stdout"}, dir.path());
   CHECK(logs.out.find("reached target true") != std::string::npos);
   // The key folder is private to the user.
@@ -201,6 +202,26 @@ TEST_CASE("Integration.QuorumLive.WorkflowOnAgentsPlacesTheReplicasOnTheirNodes"
     }
   }
   CHECK(nodes == std::set<std::string>{"a", "b"});
+}
+
+// --curvature-probe 1: each worker sends the secant curvature along its last step with its
+// gradient, and dbw+ reads it as L (the round simulator's --curvature).
+TEST_CASE("Integration.QuorumLive.WorkersSendTheCurvatureProbeWhenAsked") {
+  TempDir dir;
+  LiveRun run(dir);
+  run.ps(base_flags(25826, 4) + std::vector<std::string>{"--policy", "dbw+", "--curvature-probe",
+                                                         "1", "--max-rounds", "20"});
+  for (int w = 0; w < 4; ++w) run.worker(w);
+  const json result = run.result();
+  REQUIRE_MESSAGE(!result.is_null(), run.logs());
+  CHECK(result.at("rejected_total") == 0);
+  REQUIRE(result.at("median_curvature").is_number());
+  const double curvature = result.at("median_curvature").get<double>();
+  // Logistic loss: along any direction its curvature is in [l2, max ||x||^2 / 4 + l2]; the
+  // features here are of order 1 in 100 dimensions.
+  CHECK(curvature > 0);
+  CHECK(curvature < 100);
+  MESSAGE("median curvature probe ", curvature);
 }
 
 TEST_CASE("Integration.QuorumLive.BadPolicyOrKIsRefusedBeforeBinding") {
