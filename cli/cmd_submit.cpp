@@ -291,12 +291,15 @@ int exit_for(const Status& s) {
 constexpr const char* kClaimMountDefault = "/work";
 
 // --resume RUN of a submitted run: the run's id, checked against the journal when the submitter
-// sees it (the hostPath state folder is often this machine's, or a shared file system); else
+// sees it (the hostPath state folder is often this machine's, or a shared file system; never
+// with --volume-claim); else
 // passed on as given, and the coordinator Pod checks it (a refusal is its log's last lines).
 Result<std::string> resume_target(const SubmitArgs& a, const WorkflowGraph& graph,
                                   const std::string& state_dir, const Output& out) {
   std::error_code ec;
-  if (!std::filesystem::exists(state_dir + "/chorus.db", ec)) {
+  // With a claim, state_dir is where the claim is mounted in the Pods: a folder of that name
+  // here is not the journal.
+  if (!a.volume_claim.empty() || !std::filesystem::exists(state_dir + "/chorus.db", ec)) {
     out.note("the journal " + state_dir +
              " is not visible here: the coordinator Pod checks that run " + a.resume +
              " is there and of workflow '" + graph.name + "'");

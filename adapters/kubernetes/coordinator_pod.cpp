@@ -1,7 +1,6 @@
 #include "adapters/kubernetes/coordinator_pod.hpp"
 
 #include <cctype>
-#include <filesystem>
 
 #include "adapters/kubernetes/pod_spec.hpp"
 
@@ -62,12 +61,6 @@ nlohmann::json host_dir(const std::string& name, const std::string& path) {
   return {{"name", name}, {"hostPath", {{"path", path}, {"type", "DirectoryOrCreate"}}}};
 }
 
-// `inner` is `outer` or below it.
-bool within(const std::string& inner, const std::string& outer) {
-  auto rel = std::filesystem::path(inner).lexically_relative(outer);
-  return !rel.empty() && *rel.begin() != "..";
-}
-
 // The run's working directory: the claim when there is one, else the node's directory.
 nlohmann::json workdir_volume(const CoordinatorPod& c) {
   if (c.volume_claim.empty()) return host_dir("workdir", c.workdir);
@@ -110,7 +103,7 @@ nlohmann::json coordinator_pod_manifest(const CoordinatorPod& c) {
                    {{"name", "workdir"}, {"mountPath", c.workdir}}});
   json volumes =
       json::array({{{"name", "workflow"}, {"configMap", {{"name", c.name}}}}, workdir_volume(c)});
-  if (!within(c.state_dir, c.workdir)) {
+  if (!path_within(c.state_dir, c.workdir)) {
     mounts.push_back({{"name", "state"}, {"mountPath", c.state_dir}});
     volumes.push_back(host_dir("state", c.state_dir));
   }

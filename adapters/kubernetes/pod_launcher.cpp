@@ -140,8 +140,9 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
     Done d;
     d.handle = h;
     d.adopted = take_adoptable(adoption);
-    if (!d.adopted.empty()) take_ownership(c, "pods", d.adopted);
-    if (d.adopted.empty()) {
+    if (!d.adopted.empty()) {
+      take_ownership(c, "pods", d.adopted);
+    } else {
       auto r = c.raw("POST", path, *manifest);
       Status s;
       if (!r)
