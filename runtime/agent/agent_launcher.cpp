@@ -399,6 +399,7 @@ void AgentLauncher::declare_lost(std::size_t index, const std::string& why) {
   Agent& a = agents_[index];
   if (!a.info.alive) return;
   a.info.alive = false;
+  ++losses_;
   by_peer_.erase(a.peer);
   a.batch.clear();
   const std::string message = "lost: the agent on node " + a.info.node.name + " " + why;

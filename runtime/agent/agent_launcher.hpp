@@ -106,6 +106,9 @@ class AgentLauncher final : public Launcher {
                                                const WaitWatch& watch = {});
 
   bool node_alive(std::string_view node) const;
+  // How many agents were declared lost so far: a reader that remembers it knows at one compare
+  // whether any node_alive() answer may have changed.
+  std::uint64_t losses() const { return losses_; }
   std::vector<AgentInfo> agents() const;
   // Handshakes refused because the peer's key is not this run's (see ServerSocket::refused).
   std::size_t refused_peers() const;
@@ -209,6 +212,7 @@ class AgentLauncher final : public Launcher {
   std::string probe_targets_;  // the encoded probe_targets message; empty = none set
   std::uint32_t probe_generation_ = 0;
   std::uint64_t telemetry_serial_ = 0;
+  std::uint64_t losses_ = 0;
   AgentTelemetry telemetry_in_;  // decoded into, then swapped with the agent's
 };
 

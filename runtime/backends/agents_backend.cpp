@@ -8,6 +8,7 @@
 #include "adapters/mpi/mpi_launcher.hpp"
 #include "runtime/agent/live_node_placement.hpp"
 #include "runtime/backends/local_backend.hpp"
+#include "runtime/backends/node_bound_launcher.hpp"
 
 namespace chorus {
 namespace {
@@ -21,6 +22,14 @@ std::unique_ptr<PlacementPolicy> wrap_live(std::unique_ptr<PlacementPolicy> poli
                                            const AgentLauncher* agents) {
   return live_nodes_only(std::move(policy),
                          [agents](std::string_view node) { return agents->node_alive(node); });
+}
+
+// MPI work (started from this host) ends with the agent of any node it has ranks on.
+std::unique_ptr<Launcher> bound_to_agents(Launcher& mpi, const AgentLauncher& agents) {
+  return std::make_unique<NodeBoundLauncher>(
+      mpi, NodeBoundLauncher::Liveness{
+               [&agents](std::string_view node) { return agents.node_alive(node); },
+               [&agents] { return agents.losses(); }});
 }
 
 // A fresh key folder per coordinator process: two runs in one state folder never share keys.
@@ -39,11 +48,12 @@ class AttachedAgents final : public ExecutionBackend {
         nodes_(std::move(nodes)),
         functions_(function_pool_threads(function_threads)),
         mpi_(local_mpi(kill_grace)),
+        bound_mpi_(bound_to_agents(*mpi_, agents_)),
         facts_(agents_, nodes_) {}
   std::string_view name() const override { return "agents"; }
   Status start(const BackendStart&) override { return {}; }
   void stop() override {}
-  LauncherTable launchers() override { return launcher_table(agents_, functions_, *mpi_); }
+  LauncherTable launchers() override { return launcher_table(agents_, functions_, *bound_mpi_); }
   const std::vector<NodeInfo>& nodes() const override { return nodes_; }
   std::unique_ptr<PlacementPolicy> wrap_placement(
       std::unique_ptr<PlacementPolicy> policy) const override {
@@ -56,6 +66,7 @@ class AttachedAgents final : public ExecutionBackend {
   std::vector<NodeInfo> nodes_;
   InprocLauncher functions_;
   std::unique_ptr<Launcher> mpi_;
+  std::unique_ptr<Launcher> bound_mpi_;
   AgentFacts facts_;
 };
 
@@ -137,11 +148,13 @@ Status AgentsBackend::start(const BackendStart& how) {
     }
   }
   facts_ = std::make_unique<AgentFacts>(*launcher_, nodes_);
+  bound_mpi_ = bound_to_agents(*mpi_, *launcher_);
   return {};
 }
 
 void AgentsBackend::stop() {
   facts_.reset();
+  bound_mpi_.reset();
   if (launcher_ != nullptr) launcher_.reset();  // tells the agents to exit
   if (starter_running_) {
     starter_running_ = false;
@@ -152,7 +165,7 @@ void AgentsBackend::stop() {
 
 LauncherTable AgentsBackend::launchers() {
   if (launcher_ == nullptr) return LauncherTable{};
-  return launcher_table(*launcher_, functions_, *mpi_);
+  return launcher_table(*launcher_, functions_, *bound_mpi_);
 }
 
 std::unique_ptr<PlacementPolicy> AgentsBackend::wrap_placement(

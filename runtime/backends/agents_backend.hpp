@@ -9,7 +9,8 @@
 //   start() calls starter->start() once the endpoint listens, polls starter->check() while the
 //   agents register, and stop() calls starter->stop() after the agents were told to exit.
 //
-// Placement: wrap_placement() keeps work off nodes whose agent is lost (LiveNodePlacement).
+// Placement: wrap_placement() keeps work off nodes whose agent is lost (LiveNodePlacement);
+// MPI work in flight on such a node is stopped and reported lost (NodeBoundLauncher).
 // When the last live agent is lost during a run, on_all_lost is called and the start's
 // CancelToken requested: nothing can run any more.
 //
@@ -101,6 +102,7 @@ class AgentsBackend final : public ExecutionBackend {
   InprocLauncher functions_;
   std::unique_ptr<Launcher> mpi_;
   std::unique_ptr<AgentLauncher> launcher_;
+  std::unique_ptr<Launcher> bound_mpi_;  // mpi_, ended with its nodes' agents (between start/stop)
   std::vector<NodeInfo> nodes_;
   std::unique_ptr<AgentFacts> facts_;  // between start() and stop()
   bool starter_running_ = false;

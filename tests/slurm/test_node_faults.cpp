@@ -13,9 +13,9 @@
 #include <set>
 
 #include "runtime/store/state_store.hpp"
+#include "support/process.hpp"
 #include "support/slurm_cluster.hpp"
 #include "support/slurm_jobs.hpp"
-#include "support/process.hpp"
 
 using namespace chorus::test;
 
@@ -58,6 +58,17 @@ std::vector<pid_t> pids_in(const std::string& dir) {
     if (pid != ::getpid()) pids.push_back(pid);
   }
   return pids;
+}
+
+// For a job that did not end in time: the run's tasks as the journal has them and the job's
+// steps as Slurm has them (what was left running, and where); then the job is cancelled, so the
+// next test gets the nodes.
+std::string where_it_stands(unsigned job, const std::string& dir) {
+  auto status = run_process({chorus_bin(), "status", "--state", "st", "latest"}, dir);
+  auto steps = run_process({"squeue", "-s", "-j", std::to_string(job)}, "/");
+  run_process({"scancel", std::to_string(job)}, "/");
+  return "\nchorus status:\n" + status.out + status.err + "\nsteps:\n" + steps.out + steps.err +
+         "\nsolver.nodes: " + read_file(dir + "/solver.nodes");
 }
 
 }  // namespace
@@ -133,11 +144,12 @@ tasks:
   bool restarted = eventually([&] { return read_lines(dir / "svc.nodes").size() >= 2; }, 60);
   write_file(dir / "go", "");
   std::string state = wait_batch_job(job, 120);
+  const std::string stuck = state == "COMPLETED" ? "" : where_it_stands(job, dir.path());
   for (const auto& n : lost) {
     if (n != batch_host) run_process({"scontrol", "update", "nodename=" + n, "state=resume"}, "/");
   }
   for (pid_t p : pids_in(std::filesystem::canonical(dir.path()).string())) ::kill(p, SIGKILL);
-  INFO("state: ", state, "\njob output:\n", read_file(dir / "job.out"));
+  INFO("state: ", state, "\njob output:\n", read_file(dir / "job.out"), stuck);
   REQUIRE(restarted);
   CHECK(state == "COMPLETED");
 
@@ -165,4 +177,63 @@ tasks:
     REQUIRE(lines.size() == 1);
     CHECK(std::regex_match(lines[0], std::regex("127\\.0\\.0\\.1:\\d+ ping-" + std::to_string(i))));
   }
+}
+
+// An MPI step started from the coordinator's host on a node whose agent then dies: Slurm still
+// runs the step there (the node is up), but the coordinator counts the node as gone, so the step
+// is stopped and reported lost, and the retry runs on nodes with live agents. Without this the
+// run would wait for the first attempt (10 minutes here).
+TEST_CASE("Slurm.NodeFaults.MpiStepOnANodeWhoseAgentDiedIsStoppedAndRetried") {
+  SlurmCluster::get();
+  TempDir dir;
+  const std::string bin = binary_dir() + "/tests/";
+  // The first attempt's 4 ranks see at most 4 lines and wait 10 minutes; the retry's go at once.
+  write_file(dir / "wf.yaml", R"Y(name: agentloss
+tasks:
+  - name: solver
+    kind: mpi
+    ranks: 4
+    nodes: 2
+    retries: 1
+    command: 'echo $SLURMD_NODENAME >> solver.nodes; if [ $(wc -l < solver.nodes) -le 4 ]; then sleep 600; fi; exec )Y" +
+                                  bin + R"Y(mpi_hello'
+)Y");
+  unsigned job =
+      submit_job({"-N", "3", "--exclusive"},
+                 chorus_bin() + " launch wf.yaml --state st --agent-timeout 2s", dir.path());
+  std::vector<std::string> solver;
+  bool started = eventually(
+      [&] {
+        solver = read_lines(dir / "solver.nodes");
+        return solver.size() == 4;
+      },
+      60);
+  INFO("job output:\n", read_file(dir / "job.out"));
+  REQUIRE(started);
+  const std::string batch_host = batch_host_of(job);
+  std::string victim;
+  for (const auto& n : solver) {
+    if (n != batch_host) victim = n;
+  }
+  REQUIRE(!victim.empty());
+  auto agents = agent_pids_on(victim, dir.path());
+  CHECK(agents.size() == 1);
+  for (pid_t p : agents) ::kill(p, SIGKILL);
+  const std::string state = wait_batch_job(job, 60);
+  const std::string stuck = state == "COMPLETED" ? "" : where_it_stands(job, dir.path());
+  for (pid_t p : pids_in(std::filesystem::canonical(dir.path()).string())) ::kill(p, SIGKILL);
+  INFO("state: ", state, "\njob output:\n", read_file(dir / "job.out"), stuck);
+  CHECK(state == "COMPLETED");
+  const std::string out = read_file(dir / "job.out");
+  CHECK(out.find("lost: the agent on node " + victim + " is lost and this task had ranks there") !=
+        std::string::npos);
+  // The retry's ranks ran on the two nodes whose agents live.
+  solver = read_lines(dir / "solver.nodes");
+  REQUIRE(solver.size() == 8);
+  std::set<std::string> second(solver.begin() + 4, solver.end());
+  CHECK(second.size() == 2);
+  CHECK(second.count(victim) == 0);
+  auto logs =
+      run_process({chorus_bin(), "logs", "--state", dir / "st", "latest", "solver"}, dir.path());
+  CHECK(logs.out.find("of 4 sum 6 node") != std::string::npos);
 }
