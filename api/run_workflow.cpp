@@ -236,6 +236,7 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   copts.fail_fast = options.fail_fast;
   copts.on_task_done = options.on_task_done;
   copts.run_token = run.token;
+  copts.lost_requeues = backend->lost_requeues();
   if (NodeFactsSource* facts = backend->facts_source(); facts != nullptr) {
     facts->set_probe_targets(graph.sources);
     copts.facts = facts;

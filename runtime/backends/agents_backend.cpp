@@ -60,6 +60,7 @@ class AttachedAgents final : public ExecutionBackend {
     return wrap_live(std::move(policy), &agents_);
   }
   NodeFactsSource* facts_source() override { return &facts_; }
+  std::uint32_t lost_requeues() const override { return kAgentsLostRequeues; }
 
  private:
   AgentLauncher& agents_;

@@ -54,6 +54,9 @@ class AgentStarter {
   virtual std::string output_tail(int /*max_lines*/) const { return {}; }
 };
 
+// Attempts lost with their node's agent, queued again per task without using its retries.
+inline constexpr std::uint32_t kAgentsLostRequeues = 3;
+
 struct AgentsBackendOptions {
   // Wait for `count` agents of any (distinct) names; or, when `nodes` is given, for one agent on
   // each of these nodes (one key pair each, bound to its name). A node given with cores keeps
@@ -90,6 +93,7 @@ class AgentsBackend final : public ExecutionBackend {
   std::unique_ptr<PlacementPolicy> wrap_placement(
       std::unique_ptr<PlacementPolicy> policy) const override;
   NodeFactsSource* facts_source() override { return facts_.get(); }
+  std::uint32_t lost_requeues() const override { return kAgentsLostRequeues; }
 
   // The coordinator's side of the agents, between start() and stop() (else null): for status
   // output and tests.

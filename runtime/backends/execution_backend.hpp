@@ -76,6 +76,11 @@ class ExecutionBackend {
   // After stop(): what it could not undo, in words a user can act on (Pods a server that stopped
   // answering could not delete); "" when it undid everything.
   virtual std::string stop_problem() const { return {}; }
+  // How many times per task an attempt this site lost (UpdateKind::lost: a node's agent gone)
+  // is queued again without using one of the task's retries (CoordinatorOptions::lost_requeues).
+  // A node lost is the site's doing, not the task's; and a retry placed in the moment before
+  // the loss is noticed is lost once more (the agents backends: 3). 0: losses are attempts.
+  virtual std::uint32_t lost_requeues() const { return 0; }
   // Once per coordinator turn of a served instance, on the coordinator's thread: how many tasks
   // wait in the queue. A site that grows with the demand (pilots_backend.hpp) returns when it
   // wants the next turn at the latest (it also watches its nodes going idle); nullopt: no wish.
