@@ -8,11 +8,11 @@ DbwConfig DbwPlus::defaults() {
   DbwConfig c;
   c.pooled = true;
   c.memory = 8;
-  c.window = 10;
+  c.window = 40;
   c.k_min = 2;
   c.react = false;
   c.deadline = true;
-  c.grace = 0.25;
+  c.grace = 0.1;
   c.noise = 1;
   c.floor_l = false;
   c.impute = false;

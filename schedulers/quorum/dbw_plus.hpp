@@ -6,8 +6,8 @@
 //
 //   pool: 1      G^2, V and L pooled across rounds (decay 1 - 1/memory), G^2 from the pooled V
 //   memory: 8    rounds of that pooling
-//   window: 10   rounds of arrival times behind the order statistics (a regime switch, S5, is
-//                forgotten within it)
+//   window: 40   rounds of arrival times behind the order statistics (a regime switch, S5, is
+//                forgotten within it; 10 until a sweep on held-out seeds, docs/quorum-policies.md)
 //   k_min: 2     never close on an arrival with fewer than 2 results (V needs two)
 //   react: 0     (1: re-decide at every arrival: close when dF(m) - rho t nets more than the
 //                best dF(j) - rho E[T_(j) | m arrived, the rest later than t], rho the plan's
@@ -15,8 +15,9 @@
 //                worse on S2 and S5 in interrupt mode, docs/quorum-policies.md)
 //   deadline: 1  a tick at (1 + grace) x the planned target's expected arrival closes a round
 //                blocked on stragglers (with react, re-decides it with the late ones known to be
-//                later than now; past every time in the window it closes)
-//   grace: 0.25
+//                later than now; past every time in the window it closes), never on fewer
+//                than k_min results
+//   grace: 0.1   (0.25 until the same sweep)
 //   impute: 0    (1: untimed late results at their expected times under an exponential tail
 //                fitted to the round, arrival_window.hpp; measured worse: off)
 //   l_floor: 0   (1: L bounded by the stationary relation E[G^2] >= eta L V / (2k); measured

@@ -85,7 +85,14 @@ QuorumVerdict DbwQuorum::on_tick(double now) {
     deadline_ = kNever;  // an arrival re-decides
     return QuorumVerdict::wait;
   }
-  if (!config_.react) return QuorumVerdict::close;  // the grace window ran out
+  if (!config_.react) {
+    // The grace window ran out: close, but never on fewer than k_min results (the next
+    // arrivals then close it as soon as there are enough).
+    if (m_ >= std::min(config_.k_min, n_)) return QuorumVerdict::close;
+    k_plan_ = std::min(config_.k_min, n_);
+    deadline_ = kNever;
+    return QuorumVerdict::wait;
+  }
   return decide(now, true);
 }
 
