@@ -8,11 +8,11 @@ DbwConfig DbwPlus::defaults() {
   DbwConfig c;
   c.pooled = true;
   c.memory = 8;
-  c.window = 40;
+  c.window = 20;
   c.k_min = 2;
   c.react = false;
   c.deadline = true;
-  c.grace = 0.1;
+  c.grace = 0.2;
   c.noise = 1;
   c.floor_l = false;
   c.impute = false;
@@ -25,7 +25,8 @@ std::vector<OptionSpec> DbwPlus::option_specs() {
           {"react", OptionKind::number},   {"deadline", OptionKind::number},
           {"grace", OptionKind::number},   {"noise", OptionKind::number},
           {"l_floor", OptionKind::number}, {"l_scale", OptionKind::number},
-          {"impute", OptionKind::number},  {"step", OptionKind::number}};
+          {"impute", OptionKind::number},  {"step", OptionKind::number},
+          {"worth", OptionKind::number}};
 }
 
 Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
@@ -42,6 +43,7 @@ Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
   c.l_scale = quorum_number(args, "l_scale", c.l_scale, {1e-6, 1e6});
   c.impute = quorum_number(args, "impute", c.impute ? 1 : 0, {0, 1, false, true}) == 1;
   c.step = static_cast<int>(quorum_number(args, "step", c.step, {0, 1e6, true}));
+  c.worth = quorum_number(args, "worth", c.worth, {0, 1});
   return std::unique_ptr<QuorumPolicy>(std::make_unique<DbwQuorum>(c));
 }
 

@@ -6,7 +6,7 @@
 //
 //   pool: 1      G^2, V and L pooled across rounds (decay 1 - 1/memory), G^2 from the pooled V
 //   memory: 8    rounds of that pooling
-//   window: 40   rounds of arrival times behind the order statistics (a regime switch, S5, is
+//   window: 20   rounds of arrival times behind the order statistics (a regime switch, S5, is
 //                forgotten within it; 10 until a sweep on held-out seeds, docs/quorum-policies.md)
 //   k_min: 2     never close on an arrival with fewer than 2 results (V needs two)
 //   react: 0     (1: re-decide at every arrival: close when dF(m) - rho t nets more than the
@@ -17,7 +17,9 @@
 //                blocked on stragglers (with react, re-decides it with the late ones known to be
 //                later than now; past every time in the window it closes), never on fewer
 //                than k_min results
-//   grace: 0.1   (0.25 until the same sweep)
+//   grace: 0.2   (0.25 until the same sweep)
+//   worth: 0     (w: a tick closes only when dF(m) >= w dF(k planned), else later ticks ask
+//                less; right at eta 0.5, wrong at eta 0.05: off, docs/quorum-policies.md)
 //   impute: 0    (1: untimed late results at their expected times under an exponential tail
 //                fitted to the round, arrival_window.hpp; measured worse: off)
 //   l_floor: 0   (1: L bounded by the stationary relation E[G^2] >= eta L V / (2k); measured

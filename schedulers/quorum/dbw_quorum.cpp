@@ -30,6 +30,8 @@ void DbwQuorum::begin(const RoundStart& round) {
   order_.clear();
   order_.reserve(static_cast<std::size_t>(n_));
   deadline_ = kNever;
+  past_tick_ = false;
+  asked_worth_ = config_.worth;
   exploring_ = window_.empty() || window_.n() != n_;
   if (exploring_) {
     k_plan_ = n_;
@@ -76,7 +78,10 @@ QuorumVerdict DbwQuorum::on_arrival(const Arrival& a) {
   if (order_.size() < order_.capacity()) order_.push_back(a.worker);
   if (m_ >= n_) return QuorumVerdict::close;
   if (exploring_) return QuorumVerdict::wait;
-  if (!config_.react) return m_ >= k_plan_ ? QuorumVerdict::close : QuorumVerdict::wait;
+  if (!config_.react) {
+    if (m_ >= k_plan_) return QuorumVerdict::close;
+    return past_tick_ && worth_closing(asked_worth_) ? QuorumVerdict::close : QuorumVerdict::wait;
+  }
   return decide(a.time, false);
 }
 
@@ -87,13 +92,25 @@ QuorumVerdict DbwQuorum::on_tick(double now) {
   }
   if (!config_.react) {
     // The grace window ran out: close, but never on fewer than k_min results (the next
-    // arrivals then close it as soon as there are enough).
-    if (m_ >= std::min(config_.k_min, n_)) return QuorumVerdict::close;
-    k_plan_ = std::min(config_.k_min, n_);
-    deadline_ = kNever;
+    // arrivals then close it as soon as there are enough), nor while the results in hand are
+    // worth much less than the plan's (`worth`; then ask again after twice the time, for half).
+    const int k_least = std::min(config_.k_min, n_);
+    if (m_ >= k_least && worth_closing(asked_worth_)) return QuorumVerdict::close;
+    if (m_ < k_least) {
+      k_plan_ = k_least;
+      deadline_ = kNever;
+      return QuorumVerdict::wait;
+    }
+    past_tick_ = true;
+    deadline_ = start_ + 2 * (now - start_);
+    asked_worth_ /= 2;
     return QuorumVerdict::wait;
   }
   return decide(now, true);
+}
+
+bool DbwQuorum::worth_closing(double worth) const {
+  return worth <= 0 || model_.at(m_) >= worth * model_.at(k_plan_);
 }
 
 QuorumVerdict DbwQuorum::decide(double now, bool from_tick) {

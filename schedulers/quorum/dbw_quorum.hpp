@@ -54,6 +54,10 @@ struct DbwConfig {
   // blocked on stragglers is re-decided (react) or closed (not react) without an arrival.
   bool deadline = false;
   double grace = 0.25;
+  // Not react: the tick closes only when the results in hand are worth it, dF(m) >= worth x
+  // dF(k planned); else each later arrival checks again, and the next tick comes after twice
+  // the time with half the worth (a hung node still closes the round). 0: the tick closes.
+  double worth = 0;
   // V / G^2 when the rounds carry no gradient statistics.
   double noise = 1;
   // Bound L by the stationary relation E[G^2] >= eta L V / (2k) (needs pooled).
@@ -93,6 +97,9 @@ class DbwQuorum final : public QuorumPolicy {
   QuorumVerdict decide(double now, bool from_tick);
   void update_estimates();
 
+  // Not react, past a tick that found the round not worth closing: the worth now asked.
+  bool worth_closing(double worth) const;
+
   DbwConfig config_;
   ArrivalWindow window_;
   GradientMoments moments_;
@@ -106,6 +113,8 @@ class DbwQuorum final : public QuorumPolicy {
   int k_plan_ = 0;
   int last_plan_ = 0;  // the previous round's planned k (0: none)
   double deadline_ = kNever;
+  bool past_tick_ = false;  // not react: a tick found the round not worth closing yet
+  double asked_worth_ = 0;  // the worth the next check asks (halved at each such tick)
   ProgressModel model_;
   double rate_ = 0;  // the plan's expected progress per unit time (rho)
 
