@@ -376,6 +376,7 @@ std::uint32_t VirtualFairQueue::on_ready_user(const TaskSpec& task, std::uint32_
     flow.u = 0;
     flow.chain_weight = 0;
     flow.served_v = flow.base;
+    flow.settled_key = 0;
     ++flow.chain_gen;  // U restarts: the earlier chain's jobs all come first
   }
   std::uint32_t old_tail = flow.tail_job;
@@ -424,8 +425,7 @@ void VirtualFairQueue::advance_chain(std::uint32_t f) {
     flow.base = j.deadline;
     flow.chain_weight -= j.weight;
     chain.pop_front();
-    j.in_chain = false;
-    if (j.in_ready) flow.ready.push(ready_entry(job));  // keyed by its deadline now
+    j.in_chain = false;  // its entry stays valid: see ReadyEntry
     release_job_if_done(job);
   }
   flow.chain_weight = 0;  // drop accumulated rounding
@@ -464,8 +464,12 @@ void VirtualFairQueue::settle_chain(std::uint32_t f) {
     flow.chain_weight -= j.weight;
     chain.pop_front();
     j.in_chain = false;
-    // Its user-virtual deadline was still ahead of U; out of the chain it sorts by the deadline
-    // it left with, before the chain's jobs (ready_entry).
+    // Its user-virtual deadline was still ahead of U: re-keyed just above U and the jobs
+    // settled before it (ReadyEntry), so it keeps its place in the chain's order and a job
+    // arriving later (at U + R / w_j, with a later deadline) cannot sort before it.
+    flow.settled_key =
+        std::nextafter(std::max(flow.u, flow.settled_key), std::numeric_limits<double>::infinity());
+    j.ud = flow.settled_key;
     if (j.in_ready) flow.ready.push(ready_entry(k.job));  // the old entry is stale now
     release_job_if_done(k.job);
   }
@@ -486,8 +490,7 @@ void VirtualFairQueue::clear_chain(std::uint32_t f) {
     prefix += work;
     Job& j = jobs_[k.job];
     j.deadline = flow.base + prefix / flow.weight;
-    j.in_chain = false;
-    if (j.in_ready) flow.ready.push(ready_entry(k.job));  // keyed by its deadline now
+    j.in_chain = false;  // its entry stays valid: see ReadyEntry
     release_job_if_done(k.job);
   });
   chain.clear();

@@ -117,16 +117,19 @@ class VirtualFairQueue : public QueuePolicy {
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   enum class FlowState : std::uint8_t { idle, active, lingering };
 
-  // A flow's queued jobs in dispatch order. cfq: (0, deadline, seq). uwfq: by chain generation;
-  // within one, first the jobs that have left the chain, by the deadline they left with (they
-  // leave from its front, so in deadline order), then the chain's, by user-virtual deadline:
-  // the order of the chain, which later jobs overtaking earlier ones never changes (it moves
-  // deadlines, not their order; see job_deadline). epoch = 2 x generation + (on the chain).
-  // Keying a job that left by its user-virtual deadline instead broke the order: one that left
-  // when U reached it and one that settle_chain took out at that same U tied, and seq put an
-  // older job with a later deadline first (found by the reference test, clang's argument order).
-  // 24 bytes: the epoch is compared as a serial number (wrapping), since the generations of one
-  // flow's queued jobs are never 2^30 apart.
+  // A flow's queued jobs in dispatch order. cfq: (0, deadline, seq). uwfq: (chain generation,
+  // user-virtual deadline, seq), the order of the user's chain, which later jobs overtaking
+  // earlier ones never changes (it moves deadlines, not their order; see job_deadline). A job
+  // that leaves the chain keeps its entry: it leaves from the front, in that order, when U
+  // reaches its user-virtual deadline (advance_chain) or when the chain ends (clear_chain; a
+  // job arriving then starts a new generation). One that settle_chain takes out while its
+  // user-virtual deadline is still ahead of U is re-keyed just above U, and above the jobs
+  // settled before it at the same U (Flow::settled_key), so it sorts after the jobs that left
+  // when U reached them and before every job still on the chain or arriving later (at U + R/w).
+  // Keying it at U exactly tied with a job that left at U, and seq put the older one first
+  // (found by the reference test). No push per departure: the hot path is one pop per dispatch.
+  // 24 bytes: the generation is compared as a serial number (wrapping), since the generations
+  // of one flow's queued jobs are never 2^31 apart.
   struct ReadyEntry {
     double key;
     std::uint64_t seq;
@@ -248,6 +251,7 @@ class VirtualFairQueue : public QueuePolicy {
     double chain_weight = 0;      // Σ w_j over its chain (chains_[flow])
     double base = 0;              // S plus the work of chain jobs finished there, over w_u
     double served_v = 0;          // V up to which the user's system has been advanced
+    double settled_key = 0;       // the last key settle_chain gave in this generation
   };
 
   // The fields ready_valid() and job_deadline() read come first: one cache line per look.
@@ -302,9 +306,8 @@ class VirtualFairQueue : public QueuePolicy {
   double job_deadline(std::uint32_t job) const;
   ReadyEntry ready_entry(std::uint32_t job) const {
     const Job& j = jobs_[job];
-    if (kind_ != FlowKind::user) return ReadyEntry{j.deadline, j.seq, 0, job};
-    return j.in_chain ? ReadyEntry{j.ud, j.seq, 2 * j.chain_gen + 1, job}
-                      : ReadyEntry{j.deadline, j.seq, 2 * j.chain_gen, job};
+    return kind_ == FlowKind::user ? ReadyEntry{j.ud, j.seq, j.chain_gen, job}
+                                   : ReadyEntry{j.deadline, j.seq, 0, job};
   }
 
   FlowKind kind_;
@@ -331,9 +334,7 @@ class VirtualFairQueue : public QueuePolicy {
   bool ready_valid(const ReadyEntry& e) const {
     const Job& j = jobs_[e.job];
     if (!j.in_ready || j.seq != e.seq) return false;
-    if (kind_ != FlowKind::user) return j.deadline == e.key;
-    const ReadyEntry now = ready_entry(e.job);
-    return now.epoch == e.epoch && now.key == e.key;
+    return kind_ == FlowKind::user ? j.chain_gen == e.epoch && j.ud == e.key : j.deadline == e.key;
   }
 
   LazyHeap<FlowEntry> active_;     // by E
