@@ -558,7 +558,7 @@ Result<std::unique_ptr<ServedInstance>> ServedInstance::start(
   };
   // On agents, a node that goes away (a pilot job ending, an allocation's node failing) loses
   // its tasks: they run again elsewhere without using their retries.
-  if (options.backend != nullptr) copts.lost_requeues = 3;
+  copts.lost_requeues = m.backend->lost_requeues();
   copts.on_task_done = [&m](const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
     m.on_task_done(spec, outcome, submitter);
   };

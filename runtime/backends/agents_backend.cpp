@@ -24,14 +24,6 @@ std::unique_ptr<PlacementPolicy> wrap_live(std::unique_ptr<PlacementPolicy> poli
                          [agents](std::string_view node) { return agents->node_alive(node); });
 }
 
-// MPI work (started from this host) ends with the agent of any node it has ranks on.
-std::unique_ptr<Launcher> bound_to_agents(Launcher& mpi, const AgentLauncher& agents) {
-  return std::make_unique<NodeBoundLauncher>(
-      mpi, NodeBoundLauncher::Liveness{
-               [&agents](std::string_view node) { return agents.node_alive(node); },
-               [&agents] { return agents.losses(); }});
-}
-
 // A fresh key folder per coordinator process: two runs in one state folder never share keys.
 std::string key_dir_in(const std::string& state_dir) {
   std::error_code ec;

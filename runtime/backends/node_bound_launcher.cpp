@@ -58,4 +58,11 @@ void NodeBoundLauncher::poll(std::vector<StateUpdate>& out) {
   }
 }
 
+std::unique_ptr<Launcher> bound_to_agents(Launcher& mpi, const AgentLauncher& agents) {
+  return std::make_unique<NodeBoundLauncher>(
+      mpi, NodeBoundLauncher::Liveness{
+               [&agents](std::string_view node) { return agents.node_alive(node); },
+               [&agents] { return agents.losses(); }});
+}
+
 }  // namespace chorus

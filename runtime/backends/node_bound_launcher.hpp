@@ -16,12 +16,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "adapters/launcher.hpp"
+#include "runtime/agent/agent_launcher.hpp"
 
 namespace chorus {
 
@@ -67,5 +69,9 @@ class NodeBoundLauncher final : public Launcher {
   std::uint64_t losses_seen_ = 0;
   std::unordered_map<std::uint64_t, Placed> placed_;  // by (task, attempt)
 };
+
+// `mpi` bound to the agents' liveness: what the agents backends give for MPI tasks. Both
+// arguments must outlive the result.
+std::unique_ptr<Launcher> bound_to_agents(Launcher& mpi, const AgentLauncher& agents);
 
 }  // namespace chorus

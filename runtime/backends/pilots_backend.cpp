@@ -19,7 +19,9 @@
 #include "runtime/agent/agent_launcher.hpp"
 #include "runtime/agent/live_node_placement.hpp"
 #include "runtime/backends/agent_facts.hpp"
+#include "runtime/backends/agents_backend.hpp"
 #include "runtime/backends/local_backend.hpp"
+#include "runtime/backends/node_bound_launcher.hpp"
 #include "runtime/backends/slurm_backend.hpp"
 
 namespace chorus {
@@ -82,6 +84,7 @@ class PilotsBackend final : public ExecutionBackend {
     work_dir_ = state + "/pilots";
     std::filesystem::create_directories(work_dir_, ec);
     facts_ = std::make_unique<AgentFacts>(*launcher_, nodes_);
+    bound_mpi_ = bound_to_agents(*mpi_, *launcher_);
     stopping_ = false;
     thread_ = std::thread([this] { pilot_loop(); });
     return {};
@@ -97,12 +100,13 @@ class PilotsBackend final : public ExecutionBackend {
       thread_.join();  // cancels every pilot on its way out
     }
     facts_.reset();
+    bound_mpi_.reset();
     launcher_.reset();  // tells the agents to exit
   }
 
   LauncherTable launchers() override {
     if (launcher_ == nullptr) return LauncherTable{};
-    return launcher_table(*launcher_, functions_, *mpi_);
+    return launcher_table(*launcher_, functions_, *bound_mpi_);
   }
   const std::vector<NodeInfo>& nodes() const override { return nodes_; }
   std::unique_ptr<PlacementPolicy> wrap_placement(
@@ -111,6 +115,8 @@ class PilotsBackend final : public ExecutionBackend {
                              [this](const TaskSpec& t, const NodeView& n) { return usable(t, n); });
   }
   NodeFactsSource* facts_source() override { return facts_.get(); }
+  // A pilot that ends under a task is the site's doing: see pilots_backend.hpp.
+  std::uint32_t lost_requeues() const override { return kAgentsLostRequeues; }
 
   std::optional<TimePoint> on_turn(std::size_t queued, TimePoint now) override {
     const std::size_t before = queued_.exchange(queued, std::memory_order_relaxed);
@@ -388,6 +394,7 @@ class PilotsBackend final : public ExecutionBackend {
   std::unique_ptr<Launcher> mpi_;
   std::vector<NodeInfo> nodes_;
   std::unique_ptr<AgentLauncher> launcher_;
+  std::unique_ptr<Launcher> bound_mpi_;  // mpi_, ended with its nodes' agents (start to stop)
   std::unique_ptr<AgentFacts> facts_;
   std::string work_dir_;
   std::atomic<std::size_t> queued_{0};
