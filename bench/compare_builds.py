@@ -5,6 +5,7 @@ measured for both builds alternately in the same run (the order swaps every repe
 shared machine hits both alike); the table gives medians and the ratio after/before.
 
     bench/compare_builds.py --before /path/to/build-before --after build [--repeats 5]
+        [--figures launch,function,agents,uwfq] [--name compare_builds]
 
 Writes bench/results/compare_builds.json and .md and the README's compare_builds section. The
 agents figure is `chorus run --agents 1` of 100,000 tasks against a `--dry-run` agent on this
@@ -33,6 +34,11 @@ ap.add_argument("--launch-tasks", type=int, default=5000)
 ap.add_argument("--function-tasks", type=int, default=1000000)
 ap.add_argument("--agent-tasks", type=int, default=100000)
 ap.add_argument("--slurm", action="store_true", help="also chorus launch on the Slurm test cluster")
+ap.add_argument("--figures", default="launch,function,agents,uwfq",
+                help="which figures, of launch,function,agents,uwfq (each build needs only the "
+                     "programs of its figures: uwfq alone needs bench/chorus_micro_bench)")
+ap.add_argument("--name", default="compare_builds",
+                help="results/NAME.{json,md} and the README section of that name")
 args = ap.parse_args()
 
 builds = {"before": os.path.abspath(args.before), "after": os.path.abspath(args.after)}
@@ -126,7 +132,13 @@ def slurm_launch(build, tag):
     return {"slurm_agents_tasks_per_s": args.launch_tasks / (float(t1) - float(t0))}
 
 
-figures = [launch_rate, function_tasks, agent_tasks, uwfq_decisions]
+by_name = {"launch": launch_rate, "function": function_tasks, "agents": agent_tasks,
+           "uwfq": uwfq_decisions}
+unknown = [f for f in args.figures.split(",") if f not in by_name]
+if unknown:
+    sys.exit(f"compare_builds: unknown figure(s) {', '.join(unknown)}; "
+             f"known: {', '.join(by_name)}")
+figures = [by_name[f] for f in args.figures.split(",")]
 if args.slurm:
     figures.append(slurm_launch)
 
@@ -163,6 +175,6 @@ for key, label, fmt in LABELS:
     summary["medians"][key] = {"before": b, "after": a, "ratio": a / b}
     lines.append(f"| {label} | {fmt.format(b)} | {fmt.format(a)} | {a / b:.3f} |")
 table = "\n".join(lines)
-write_result("compare_builds", summary, table)
+write_result(args.name, summary, table)
 print(table)
 shutil.rmtree(work, ignore_errors=True)
