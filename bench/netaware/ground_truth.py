@@ -129,7 +129,7 @@ def main():
     write(a, rows, nodes, desc, seeds, time.time() - t0)
 
 
-def references(rows, nodes):
+def references(rows, nodes, tolerance):
     """Static picks scored on the rows: always node X (every X: the best of them is what a
     fixed ranking by nominal rates and quotas could at most get), and a uniform random pick."""
     static = {}
@@ -142,11 +142,43 @@ def references(rows, nodes):
     static["uniform random (expected)"] = {
         k: sum(score([rnd.choice(nodes)["name"] for _ in rows], rows)[k] for _ in range(50)) / 50
         for k in ("top1_tolerant", "top1_strict", "regret_mean", "regret_p90")}
+    ceiling = noise_ceiling(rows, tolerance)
+    if ceiling:
+        static["oracle: argmin of half the repeats, scored on the other half"] = ceiling
     return static
 
 
+def noise_ceiling(rows, tol):
+    """What the bed's own noise leaves for a perfect estimator: each node's repeats split in
+    two halves (alternate runs), the argmin of one half's medians scored against the other
+    half's (tolerant, strict, regret), both ways, averaged. A policy is scored against the
+    medians of all repeats, which are less noisy than one half: with 2 repeats this ceiling is
+    pessimistic (one run against one run); with 4 it compares medians of 2, close to how a
+    policy's pick is scored. None when a node has fewer than 2 runs."""
+    sums = {"top1_tolerant": 0.0, "top1_strict": 0.0}
+    regrets = []
+    count = 0
+    for row in rows:
+        t = row["times_s"]
+        if min(len(v) for v in t.values()) < 2:
+            return None
+        halves = [{n: bedlib.median(v[h::2]) for n, v in t.items()} for h in (0, 1)]
+        for a, b in ((0, 1), (1, 0)):
+            pick = min(halves[a], key=halves[a].get)
+            best = min(halves[b].values())
+            sums["top1_tolerant"] += halves[b][pick] <= best * (1 + tol)
+            sums["top1_strict"] += halves[b][pick] == best
+            regrets.append(halves[b][pick] / best - 1)
+            count += 1
+    out = {k: v / count for k, v in sums.items()}
+    out["regret_mean"] = sum(regrets) / count
+    out["regret_p90"] = bedlib.percentile(regrets, 0.9)
+    out["rows"] = len(rows)
+    return out
+
+
 def write(a, rows, nodes, desc, seeds, seconds):
-    static = references(rows, nodes)
+    static = references(rows, nodes, a.tolerance)
     table = summary_table(rows, nodes, static)
     data = {"config": {"seeds": seeds, "phases": a.phases, "jobs_per_phase": a.jobs,
                        "repeats": a.repeats, "tolerance": a.tolerance,

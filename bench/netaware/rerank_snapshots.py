@@ -1,45 +1,158 @@
 #!/usr/bin/env python3
-"""Offline re-ranking: the model's and the analytic estimate's argmin over the same journaled
-snapshots (every candidate's features of every decision of one policy's runs), scored against
-the ground truth; separates "the model ranks worse" from "its run saw other conditions".
+"""Offline re-ranking: several estimators' argmin over the same journaled snapshots (every
+candidate's features of every decision of one policy's runs), scored against the ground truth;
+separates "this estimate ranks worse" from "its run saw other conditions".
 
-    python3 bench/netaware/rerank_snapshots.py RESULT.json STATE_DIR build/bin/chorus MODEL.json LABEL
+    python3 bench/netaware/rerank_snapshots.py RESULT.json --state DIR [--chorus build/bin/chorus]
+        [--label network-aware] [--model MODEL.json] [--dump FILE.json | --from-dump FILE.json]
 
-RESULT.json: a drive_policies.py --mode top1 result whose runs were journaled in STATE_DIR
-(--state); LABEL: one of its policies. The model is evaluated here in Python (doubles), not by
-TreeModel: approximate at split thresholds; it prints how many live picks it reproduces.
+RESULT.json: a drive_policies.py --mode top1 result whose runs were journaled in --state; --label:
+one of its policies (default: every policy with journaled candidates). --dump writes the
+snapshots (every decision's candidates, the ground-truth row, the previous job's node) so a later
+call with --from-dump needs neither the journal nor the binary.
+
+Estimators, each from the journaled features alone:
+- `journaled`: the build's own `analytic_s` (what the policy ranked by, without a model);
+- `additive`: bytes / bandwidth + RTT x (2 + slow-start rounds to cover the bytes) + CPU / share,
+  the analytic estimate before 2026-12-04;
+- `slow-start`: the TCP latency model of schedulers/netaware/features.cpp (transfer_s): slow
+  start's rounds cost a round trip each only while the window is below the path's
+  bandwidth-delay product;
+- `bandwidth only`: bytes / bandwidth + CPU / share;
+- `model`: --model evaluated in Python (doubles; approximate at split thresholds).
 """
-import json, math, os, subprocess, sys
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from ground_truth import score
-res = json.load(open(sys.argv[1])); state = sys.argv[2]; chorus = sys.argv[3]; model = json.load(open(sys.argv[4])); label = sys.argv[5]
-gt = json.load(open(res["ground_truth"]))
-rows = {(r["seed"], r["phase"], r["job"]["id"]): r for r in gt["rows"]}
-names = model["features"]
-def walk(t, x):
-    while "leaf" not in t:
-        v = x[t["split"]]
-        nxt = t["missing"] if v is None or (isinstance(v, float) and math.isnan(v)) else (t["yes"] if v < t["split_condition"] else t["no"])
-        t = next(c for c in t["children"] if c["nodeid"] == nxt)
-    return t["leaf"]
-def predict(x):
-    m = model["base_score"] + sum(walk(t, x) for t in model["trees"])
-    return math.exp(m) if model["target"] == "log_seconds" else m
-lst = subprocess.run([chorus, "list", "--state", state], capture_output=True, text=True).stdout.splitlines()[1:]
-by_work = {l.split()[-1].rsplit("/", 1)[0]: l.split()[0] for l in lst}
-pm, pa, rr, live = [], [], [], []
-for run in res["runs"][label]:
-    rid = by_work[run["work"]]
-    for p in run["picks"]:
-        d = json.loads(subprocess.run([chorus, "why", "--state", state, rid, p["job"], "--json"], capture_output=True, text=True).stdout)
-        cands = d["candidates"]
-        pm.append(min(cands, key=lambda c: predict(c["features"]))["node"])
-        pa.append(min(cands, key=lambda c: c["features"]["analytic_s"] if c["features"]["analytic_s"] is not None else 1e9)["node"])
-        rr.append(rows[(run["seed"], run["phase"], p["job"])]); live.append(p["node"])
-for name, picks in (("model argmin", pm), ("analytic argmin", pa)):
-    s = score(picks, rr)
-    print("%s on %s's snapshots: tolerant %.0f%% strict %.0f%% regret mean %.1f%% p90 %.1f%%" % (
-        name, label, 100*s["top1_tolerant"], 100*s["top1_strict"], 100*s["regret_mean"], 100*s["regret_p90"]))
-print("agreement with the live picks: model argmin %d/%d, analytic argmin %d/%d" % (
-    sum(a == b for a, b in zip(pm, live)), len(live), sum(a == b for a, b in zip(pa, live)), len(live)))
+from ground_truth import score  # noqa: E402
+
+SEGMENT = 1448.0
+INITIAL_WINDOW = 10 * SEGMENT
+
+
+def additive_s(nbytes, bw, rtt):
+    rounds = 2.0 + math.ceil(math.log2(nbytes / INITIAL_WINDOW + 1.0))
+    return nbytes / bw + (0 if rtt is None else rtt * rounds)
+
+
+def slow_start_s(nbytes, bw, rtt):
+    """Mirror of transfer_s in schedulers/netaware/features.cpp."""
+    if rtt is None:
+        return nbytes / bw
+    t, sent, window, bdp = 2.0 * rtt, 0.0, INITIAL_WINDOW, bw * rtt
+    while nbytes - sent > window and window < bdp:
+        t += rtt
+        sent += window
+        window *= 2
+    return t + (nbytes - sent) / bw
+
+
+def by_formula(transfer):
+    def estimate(f):
+        t = f["cpu_s"] / f["cpu_share"]
+        for mb, mbps, rtt_ms in ((f["input_mb"], f["down_mbps"], f["rtt_from_ms"]),
+                                 (f["output_mb"], f["up_mbps"], f["rtt_to_ms"])):
+            if mb and mb > 0:
+                if not mbps or mbps <= 0:
+                    return None
+                rtt = None if rtt_ms is None else rtt_ms / 1e3
+                t += transfer(mb * 1e6, mbps * 1e6 / 8, rtt)
+        return t
+    return estimate
+
+
+def model_estimator(model):
+    def walk(t, x):
+        while "leaf" not in t:
+            v = x[t["split"]]
+            nxt = t["missing"] if v is None or (isinstance(v, float) and math.isnan(v)) else (
+                t["yes"] if v < t["split_condition"] else t["no"])
+            t = next(c for c in t["children"] if c["nodeid"] == nxt)
+        return t["leaf"]
+
+    def predict(x):
+        m = model["base_score"] + sum(walk(t, x) for t in model["trees"])
+        return math.exp(m) if model["target"] == "log_seconds" else m
+    return predict
+
+
+def collect(res, state, chorus, labels):
+    gt = json.load(open(res["ground_truth"]))
+    rows = {(r["seed"], r["phase"], r["job"]["id"]): r for r in gt["rows"]}
+    lst = subprocess.run([chorus, "list", "--state", state], capture_output=True,
+                         text=True).stdout.splitlines()[1:]
+    by_work = {line.split()[-1].rsplit("/", 1)[0]: line.split()[0] for line in lst}
+    out = []
+    for label in labels:
+        for run in res["runs"][label]:
+            rid = by_work.get(run["work"])
+            if rid is None:
+                continue
+            prev = None
+            for p in run["picks"]:
+                why = subprocess.run([chorus, "why", "--state", state, rid, p["job"], "--json"],
+                                     capture_output=True, text=True)
+                if why.returncode != 0:
+                    break
+                d = json.loads(why.stdout)
+                out.append({"label": label, "seed": run["seed"], "phase": run["phase"],
+                            "job": p["job"], "live": p["node"], "previous_node": prev,
+                            "candidates": [{"node": c["node"], "features": c["features"]}
+                                           for c in d["candidates"]],
+                            "row": rows[(run["seed"], run["phase"], p["job"])]})
+                prev = p["node"]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("result", nargs="?")
+    ap.add_argument("--state")
+    ap.add_argument("--chorus", default="build/bin/chorus")
+    ap.add_argument("--label", action="append", default=[])
+    ap.add_argument("--model")
+    ap.add_argument("--dump")
+    ap.add_argument("--from-dump")
+    a = ap.parse_args()
+    if a.from_dump:
+        snaps = json.load(open(a.from_dump))
+    else:
+        if not (a.result and a.state):
+            raise SystemExit("needs RESULT.json and --state DIR, or --from-dump FILE")
+        res = json.load(open(a.result))
+        snaps = collect(res, a.state, a.chorus, a.label or list(res["runs"]))
+        if a.dump:
+            json.dump(snaps, open(a.dump, "w"))
+    estimators = [("journaled", lambda f: f["analytic_s"]), ("additive", by_formula(additive_s)),
+                  ("slow-start", by_formula(slow_start_s)),
+                  ("bandwidth only", by_formula(lambda b, bw, rtt: b / bw))]
+    if a.model:
+        estimators.append(("model", model_estimator(json.load(open(a.model)))))
+    for label in sorted({s["label"] for s in snaps}):
+        mine = [s for s in snaps if s["label"] == label]
+        rows = [s["row"] for s in mine]
+        print("%s: %d decisions" % (label, len(mine)))
+        s = score([x["live"] for x in mine], rows)
+        print("  %-16s tolerant %3.0f%% strict %3.0f%% regret mean %5.1f%% p90 %5.1f%%" % (
+            "live picks", 100 * s["top1_tolerant"], 100 * s["top1_strict"],
+            100 * s["regret_mean"], 100 * s["regret_p90"]))
+        for name, est in estimators:
+            picks = []
+            for x in mine:
+                scored = [(est(c["features"]), c["node"]) for c in x["candidates"]]
+                scored = [v for v in scored if v[0] is not None and not math.isnan(v[0])]
+                picks.append(min(scored)[1] if scored else None)
+            s = score(picks, rows)
+            print("  %-16s tolerant %3.0f%% strict %3.0f%% regret mean %5.1f%% p90 %5.1f%%" % (
+                name, 100 * s["top1_tolerant"], 100 * s["top1_strict"], 100 * s["regret_mean"],
+                100 * s["regret_p90"]))
+
+
+if __name__ == "__main__":
+    main()
