@@ -24,7 +24,10 @@ inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 // The node's link to one data source (WorkflowGraph::sources), from its agent's bounded probes.
 struct LinkFacts {
-  double rtt_s = kUnknown;     // round trip (PING, or the TCP connect time)
+  double rtt_s = kUnknown;  // round trip (PING, or the TCP connect time)
+  // The kernel's RTT of the probing TCP connection (TCP_INFO); below rtt_s where a proxy or
+  // relay terminates TCP on the way (slow start then ramps at this RTT, not at rtt_s).
+  double tcp_rtt_s = kUnknown;
   double down_Bps = kUnknown;  // achievable source -> node (a timed GET); NaN = not probed
   double up_Bps = kUnknown;    // achievable node -> source (a timed PUT)
   TimePoint measured{};        // coordinator clock when the agent last measured it; epoch = never
@@ -41,6 +44,10 @@ struct NodeFacts {
   // rates over the last reporting interval.
   double rx_Bps = kUnknown;
   double tx_Bps = kUnknown;
+  // What those interfaces can carry, as the kernel knows it (shaper rates, else link speed):
+  // capacity - rate is the unused capacity a new transfer can take.
+  double rx_capacity_Bps = kUnknown;
+  double tx_capacity_Bps = kUnknown;
   // Its qdiscs where tc reports them (summed over interfaces): bytes queued now, drops per second.
   double backlog_bytes = kUnknown;
   double drops_per_s = kUnknown;

@@ -1,7 +1,7 @@
 // One placement decision over 1,000 nodes that all fit, every node with fresh telemetry (a link
 // to the task's source, background traffic): least-allocated (the Kubernetes-default half, the
 // baseline), network-aware without a model (the analytic estimate for every node) and with a
-// model of 200 depth-6 trees over the 17 features (the analytic estimate for all, the model for
+// model of 200 depth-6 trees over the 21 features (the analytic estimate for all, the model for
 // the best `prefilter` = 32), each through PlacementStep as the coordinator calls it, with the
 // explanation for the journal. Target (issue 14): <= 200 us per decision at 1,000 nodes.
 #include <benchmark/benchmark.h>

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import benchlib  # noqa: E402
 
 ROWS = [
-    ("fill_features", "fill_features (17 features + analytic estimate), per candidate", 1, "ns"),
+    ("fill_features", "fill_features (21 features + analytic estimate), per candidate", 1, "ns"),
     ("candidate", "fill_features + TreeModel::predict_s, per candidate", 1e3, "us"),
     ("xgboost_one_row", "XGBoost's own prediction, 1 row per call (baseline)", 1e3, "us"),
     ("xgboost_1000_rows", "XGBoost's own prediction, 1,000 rows per call", 1e6, "ms"),

@@ -17,7 +17,7 @@ namespace chorus::cli {
 struct ModelTrainOptions {
   TrainOptions train;
   double holdout = 0.25;      // the fraction of runs held out
-  std::size_t min_rows = 50;  // fewer rows are refused: 17 features need more than a handful
+  std::size_t min_rows = 50;  // fewer rows are refused: 21 features need more than a handful
   std::uint64_t split_seed = 1;
   std::string created;  // ISO 8601 UTC, the caller's clock
 };

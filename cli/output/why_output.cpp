@@ -37,8 +37,11 @@ std::vector<WhyReport::Difference> placement_differences(const PlacementRow& p, 
   const auto& a = p.candidates[0].features;
   const auto& b = p.candidates[1].features;
   const auto names = feature_names();
+  // A record of a build with other features (a journal older than the names) is not read
+  // against this build's names.
+  if (a.size() != names.size() || b.size() != names.size()) return out;
   std::vector<std::pair<double, std::size_t>> ranked;
-  for (std::size_t i = 0; i < std::min({a.size(), b.size(), names.size()}); ++i) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
     const double x = a[i], y = b[i];
     if (std::isnan(x) && std::isnan(y)) continue;
     double d = 1.0;
@@ -78,7 +81,7 @@ void Output::placement_why(const WhyReport& r) const {
       cj["node"] = c.node;
       cj["predicted_s"] = number_or_null(c.predicted_s);
       nlohmann::ordered_json f = nlohmann::ordered_json::object();
-      for (std::size_t i = 0; i < c.features.size() && i < names.size(); ++i) {
+      for (std::size_t i = 0; c.features.size() == names.size() && i < names.size(); ++i) {
         f[std::string(names[i])] = number_or_null(c.features[i]);
       }
       cj["features"] = std::move(f);

@@ -126,7 +126,7 @@ std::string encode_telemetry(const AgentTelemetry& t) {
   put_header(b, AgentMessage::telemetry);
   put(b, t.targets_generation);
   for (double v : {t.rx_Bps, t.tx_Bps, t.backlog_bytes, t.drops_per_s, t.running_cores, t.child_cpu,
-                   t.cpu_quota}) {
+                   t.cpu_quota, t.rx_capacity_Bps, t.tx_capacity_Bps}) {
     put(b, v);
   }
   put<std::uint32_t>(b, static_cast<std::uint32_t>(t.links.size()));
@@ -135,6 +135,7 @@ std::string encode_telemetry(const AgentTelemetry& t) {
     put(b, l.down_Bps);
     put(b, l.up_Bps);
     put(b, l.age_s);
+    put(b, l.tcp_rtt_s);
   }
   return b;
 }
@@ -400,13 +401,14 @@ bool decode_output(std::string_view payload, OutputChunk& out) {
 bool decode_telemetry(std::string_view payload, AgentTelemetry& out) {
   Reader r = body(payload);
   r.get(out.targets_generation);
-  for (double* v : {&out.rx_Bps, &out.tx_Bps, &out.backlog_bytes, &out.drops_per_s,
-                    &out.running_cores, &out.child_cpu, &out.cpu_quota}) {
+  for (double* v :
+       {&out.rx_Bps, &out.tx_Bps, &out.backlog_bytes, &out.drops_per_s, &out.running_cores,
+        &out.child_cpu, &out.cpu_quota, &out.rx_capacity_Bps, &out.tx_capacity_Bps}) {
     r.get(*v);
   }
   std::uint32_t n = 0;
-  // Each link is four doubles: a count the payload cannot hold is refused before allocating.
-  if (!r.get(n) || n > kMaxProbeTargets || n > payload.size() / (4 * sizeof(double))) {
+  // Each link is five doubles: a count the payload cannot hold is refused before allocating.
+  if (!r.get(n) || n > kMaxProbeTargets || n > payload.size() / (5 * sizeof(double))) {
     return false;
   }
   out.links.resize(n);
@@ -415,6 +417,7 @@ bool decode_telemetry(std::string_view payload, AgentTelemetry& out) {
     r.get(l.down_Bps);
     r.get(l.up_Bps);
     r.get(l.age_s);
+    r.get(l.tcp_rtt_s);
   }
   return r.ok() && r.at_end();
 }

@@ -26,7 +26,8 @@
 namespace chorus {
 
 // Version 3 (issue 14): TaskLaunch::cores, the telemetry and probe_targets messages.
-inline constexpr std::uint8_t kAgentProtocolVersion = 3;
+// Version 4: telemetry carries the node's link capacities and each link's TCP RTT.
+inline constexpr std::uint8_t kAgentProtocolVersion = 4;
 
 enum class AgentMessage : std::uint8_t {
   hello = 1,      // agent -> coordinator: registration (AgentHello)

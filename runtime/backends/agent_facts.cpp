@@ -52,6 +52,8 @@ bool AgentFacts::update(std::span<NodeFacts> facts, TimePoint now) {
     f.running_cores = sane(a.running_cores);
     f.child_cpu = sane(a.child_cpu);
     f.cpu_quota = sane(a.cpu_quota);
+    f.rx_capacity_Bps = sane(a.rx_capacity_Bps);
+    f.tx_capacity_Bps = sane(a.tx_capacity_Bps);
     if (a.targets_generation == generation_ && generation_ != 0) {
       const std::size_t n = std::min(a.links.size(), target_count_);
       if (f.links.size() != n) f.links.resize(n);
@@ -59,6 +61,7 @@ bool AgentFacts::update(std::span<NodeFacts> facts, TimePoint now) {
         const LinkTelemetry& l = a.links[k];
         LinkFacts& out = f.links[k];
         out.rtt_s = sane(l.rtt_s);
+        out.tcp_rtt_s = sane(l.tcp_rtt_s);
         out.down_Bps = sane(l.down_Bps);
         out.up_Bps = sane(l.up_Bps);
         const double age = sane(l.age_s);

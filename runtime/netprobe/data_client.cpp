@@ -16,6 +16,7 @@
 
 #include "runtime/netprobe/data_protocol.hpp"
 #include "runtime/netprobe/socket_util.hpp"
+#include "runtime/netprobe/tcp_info.hpp"
 
 namespace chorus::netprobe {
 namespace {
@@ -199,6 +200,10 @@ Status check_ok(const std::string& line, std::uint64_t n) {
 }
 
 }  // namespace
+
+double DataClient::tcp_min_rtt_seconds() const {
+  return netprobe::tcp_min_rtt_seconds(fd_);
+}
 
 Result<double> DataClient::ping() {
   if (fd_ < 0) return fail(ErrorCode::unavailable, "connection closed after an earlier error");

@@ -42,6 +42,8 @@ class DataClient {
 
   // One PING/PONG round trip, in seconds.
   Result<double> ping();
+  // The kernel's minimum RTT of this connection (tcp_info.hpp); NaN when it does not say.
+  double tcp_min_rtt_seconds() const;
   // Fetches / sends n bytes (n <= kMaxTransfer). A server's ERR is invalid_argument with its
   // reason.
   Result<TransferResult> get(std::uint64_t n);

@@ -153,6 +153,7 @@ double LinkProber::step(Link& link, double now) {
       link.next_rtt = now + seconds_of(budget_.connect_interval);
       std::lock_guard lock(mu_);
       link.figures.rtt_s = *t;
+      link.figures.tcp_rtt_s = *t;  // the connect time is TCP's own round trip
       link.rtt_at = steady_seconds();
     }
     return link.next_rtt;
@@ -200,8 +201,10 @@ void LinkProber::probe_rtt(Link& link, double now) {
   link.backoff = 1;
   link.rtt_min = std::min(link.rtt_min, *rtt);
   link.next_rtt = now + seconds_of(budget_.rtt_interval);
+  const double tcp_rtt = link.client->tcp_min_rtt_seconds();
   std::lock_guard lock(mu_);
   link.figures.rtt_s = *rtt;
+  link.figures.tcp_rtt_s = tcp_rtt;
   link.rtt_at = steady_seconds();
 }
 

@@ -10,7 +10,8 @@
 //
 // Why a raw netlink socket and no library (libmnl, libnl-route): one dump request and two fixed
 // kernel UAPI structs are ~150 lines here, against a new third-party dependency with a home
-// folder of its own; the decoder checks every attribute length against the message.
+// folder of its own. The socket and the bounded walkers are rtnetlink.hpp's (shared with
+// link_capacity): every attribute length is checked against the message.
 //
 // Threading: one object per sampling thread; each sample opens and closes its socket.
 #pragma once

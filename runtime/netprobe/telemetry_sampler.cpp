@@ -3,6 +3,7 @@
 #include "runtime/netprobe/child_cpu.hpp"
 #include "runtime/netprobe/cpu_quota.hpp"
 #include "runtime/netprobe/interface_rates.hpp"
+#include "runtime/netprobe/link_capacity.hpp"
 #include "runtime/netprobe/qdisc_stats.hpp"
 #include "runtime/netprobe/socket_util.hpp"
 
@@ -33,6 +34,8 @@ void TelemetrySampler::latest(AgentTelemetry& out) const {
   out.drops_per_s = figures_.drops_per_s;
   out.child_cpu = figures_.child_cpu;
   out.cpu_quota = figures_.cpu_quota;
+  out.rx_capacity_Bps = figures_.rx_capacity_Bps;
+  out.tx_capacity_Bps = figures_.tx_capacity_Bps;
 }
 
 void TelemetrySampler::run() {
@@ -41,6 +44,10 @@ void TelemetrySampler::run() {
   ChildCpu children;
   std::vector<int> groups;
   constexpr double nan = AgentTelemetry::kNaN;
+  // Shapers and link speeds change rarely (an operator's tc command): read once a minute.
+  constexpr double kCapacityEvery_s = 60;
+  LinkCapacity capacity;
+  double capacity_at = -kCapacityEvery_s;
   std::unique_lock lock(mu_);
   while (!stop_) {
     groups = pgids_;
@@ -59,6 +66,13 @@ void TelemetrySampler::run() {
     }
     f.child_cpu = children.sample(groups, t);
     f.cpu_quota = cpu_quota_cores();
+    if (t - capacity_at >= kCapacityEvery_s) {
+      auto c = read_link_capacity();
+      capacity = c.ok() ? *c : LinkCapacity{};
+      capacity_at = t;
+    }
+    f.rx_capacity_Bps = capacity.ingress_Bps;
+    f.tx_capacity_Bps = capacity.egress_Bps;
     lock.lock();
     figures_ = std::move(f);
     cv_.wait_for(lock, interval_, [this] { return stop_; });

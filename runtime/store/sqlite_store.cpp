@@ -122,7 +122,7 @@ UPDATE meta SET value = '3' WHERE key = 'schema_version';
 
 // v3 -> v4 and part of v4: the placement records of policies that explain their decisions
 // (PlacementRecord). One row per attempt; its candidates in one BLOB (encode_candidates below):
-// nine candidates with 17 features each are one row of about 700 bytes instead of nine rows.
+// nine candidates with 21 features each are one row of about 700 bytes instead of nine rows.
 constexpr const char* kPlacementsTable = R"sql(
 CREATE TABLE IF NOT EXISTS placements(
   run        INTEGER NOT NULL,

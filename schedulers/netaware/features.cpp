@@ -8,9 +8,11 @@ namespace chorus {
 namespace {
 
 constexpr std::array<std::string_view, kFeatureCount> kNames{
-    "input_mb",   "output_mb", "cpu_s",     "down_mbps",       "rtt_from_ms", "up_mbps",
-    "rtt_to_ms",  "rx_mbps",   "tx_mbps",   "backlog_kb",      "drops_per_s", "running_cores",
-    "free_cores", "cpu_share", "child_cpu", "telemetry_age_s", "analytic_s"};
+    "input_mb",        "output_mb",       "cpu_s",         "down_mbps",   "rtt_from_ms",
+    "up_mbps",         "rtt_to_ms",       "rx_mbps",       "tx_mbps",     "backlog_kb",
+    "drops_per_s",     "running_cores",   "free_cores",    "cpu_share",   "child_cpu",
+    "telemetry_age_s", "tcp_rtt_from_ms", "tcp_rtt_to_ms", "rx_cap_mbps", "tx_cap_mbps",
+    "analytic_s"};
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
@@ -40,12 +42,34 @@ std::string_view feature_name(Feature f) {
   return kNames[static_cast<std::size_t>(f)];
 }
 
-double transfer_round_trips(double bytes) {
-  if (bytes <= 0) return 0;
+double transfer_s(double bytes, double bw_Bps, double rtt_s, double tcp_rtt_s) {
+  if (!(bytes > 0)) return 0;
+  if (std::isnan(rtt_s)) return bytes / bw_Bps;
+  const double ramp_rtt = std::isnan(tcp_rtt_s) ? rtt_s : std::min(tcp_rtt_s, rtt_s);
   constexpr double kSegment = 1448;  // an Ethernet MSS with timestamps
-  constexpr double kInitialWindow = 10 * kSegment;
-  // Handshake (1) + request (1) + the slow-start rounds until the sum of windows covers bytes.
-  return 2.0 + std::ceil(std::log2(bytes / kInitialWindow + 1.0));
+  const double bdp = bw_Bps * ramp_rtt;
+  double t = ramp_rtt + rtt_s;  // connect, then request: the first byte's two round trips
+  double sent = 0;
+  // A window below the bandwidth-delay product leaves the path idle for the rest of its round
+  // trip: the round costs a whole TCP round trip. At most log2(bytes / 10 segments) turns: the
+  // window doubles each turn and the loop ends once it covers what is left.
+  for (double window = 10 * kSegment; bytes - sent > window && window < bdp; window *= 2) {
+    t += ramp_rtt;
+    sent += window;
+  }
+  return t + (bytes - sent) / bw_Bps;
+}
+
+double cpu_wall_s(double cpu_s, double share) {
+  if (!(share < 1)) return cpu_s;
+  const double unthrottled = std::min(cpu_s, share * kCfsPeriod_s);
+  return unthrottled + (cpu_s - unthrottled) / share;
+}
+
+double expected_rate_Bps(double probed_Bps, double capacity_Bps, double rate_now_Bps) {
+  if (!(capacity_Bps > 0) || std::isnan(rate_now_Bps)) return probed_Bps;
+  const double free = std::max(capacity_Bps - rate_now_Bps, kMinFreeShare * capacity_Bps);
+  return std::min(probed_Bps, free);
 }
 
 void fill_features(const TaskSpec& task, const NodeView& node, TimePoint now, FeatureVector& out) {
@@ -82,6 +106,10 @@ void fill_features(const TaskSpec& task, const NodeView& node, TimePoint now, Fe
   }
   set(out, Feature::cpu_share, share);
   set(out, Feature::child_cpu, facts ? facts->child_cpu : kNaN);
+  set(out, Feature::tcp_rtt_from_ms, from ? from->tcp_rtt_s * 1e3 : kNaN);
+  set(out, Feature::tcp_rtt_to_ms, to ? to->tcp_rtt_s * 1e3 : kNaN);
+  set(out, Feature::rx_cap_mbps, facts ? mbps(facts->rx_capacity_Bps) : kNaN);
+  set(out, Feature::tx_cap_mbps, facts ? mbps(facts->tx_capacity_Bps) : kNaN);
   set(out, Feature::telemetry_age_s,
       // Clamped at 0: a snapshot written in the same turn as a decision whose time was read
       // earlier is not from the future.
@@ -90,21 +118,24 @@ void fill_features(const TaskSpec& task, const NodeView& node, TimePoint now, Fe
 }
 
 double analytic_estimate_s(const FeatureVector& f) {
-  const double in = static_cast<double>(feature(f, Feature::input_mb)) * 1e6;
-  const double outb = static_cast<double>(feature(f, Feature::output_mb)) * 1e6;
-  double t = static_cast<double>(feature(f, Feature::cpu_s)) /
-             static_cast<double>(feature(f, Feature::cpu_share));
+  const auto get = [&f](Feature which) { return static_cast<double>(feature(f, which)); };
+  const auto per_s = [](double mbit) { return mbit * 1e6 / 8.0; };
+  const double in = get(Feature::input_mb) * 1e6;
+  const double outb = get(Feature::output_mb) * 1e6;
+  double t = cpu_wall_s(get(Feature::cpu_s), get(Feature::cpu_share));
   if (in > 0) {
-    const double bw = static_cast<double>(feature(f, Feature::down_mbps)) * 1e6 / 8.0;
+    const double bw =
+        expected_rate_Bps(per_s(get(Feature::down_mbps)), per_s(get(Feature::rx_cap_mbps)),
+                          per_s(get(Feature::rx_mbps)));
     if (!(bw > 0)) return std::numeric_limits<double>::quiet_NaN();
-    const double rtt = static_cast<double>(feature(f, Feature::rtt_from_ms)) / 1e3;
-    t += in / bw + (std::isnan(rtt) ? 0.0 : rtt * transfer_round_trips(in));
+    t += transfer_s(in, bw, get(Feature::rtt_from_ms) / 1e3, get(Feature::tcp_rtt_from_ms) / 1e3);
   }
   if (outb > 0) {
-    const double bw = static_cast<double>(feature(f, Feature::up_mbps)) * 1e6 / 8.0;
+    const double bw =
+        expected_rate_Bps(per_s(get(Feature::up_mbps)), per_s(get(Feature::tx_cap_mbps)),
+                          per_s(get(Feature::tx_mbps)));
     if (!(bw > 0)) return std::numeric_limits<double>::quiet_NaN();
-    const double rtt = static_cast<double>(feature(f, Feature::rtt_to_ms)) / 1e3;
-    t += outb / bw + (std::isnan(rtt) ? 0.0 : rtt * transfer_round_trips(outb));
+    t += transfer_s(outb, bw, get(Feature::rtt_to_ms) / 1e3, get(Feature::tcp_rtt_to_ms) / 1e3);
   }
   return t;
 }

@@ -37,12 +37,6 @@ TimePoint at(double s) {
   return TimePoint{} + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
 }
 
-// The transfer of `bytes` over `bw` with round trips of `rtt`.
-double transfer_s(double bytes, double bw, double rtt) {
-  if (bytes <= 0) return 0;
-  return bytes / bw + rtt * transfer_round_trips(bytes);
-}
-
 Status bad(const std::string& path, const std::string& where, const std::string& what) {
   return invalid_argument(path + ": " + where + ": " + what);
 }
@@ -121,16 +115,18 @@ double NetworkModel::runtime_s(const DataMovement& data, double cpu_s, std::size
   const ModelNode& n = nodes[node];
   double share = 1;
   if (n.cpu_factor < 1) share = std::min(1.0, n.cpu_factor * cores / std::max(1.0, running_cores));
-  double t = cpu_s / share;
+  double t = cpu_wall_s(cpu_s, share);
   const double sharing = std::max(1, transfers);
+  // Plain paths (no relay on the way): TCP ramps at the loaded round trip.
   if (data.input_bytes > 0 && data.from < n.links.size()) {
+    const double rtt = loaded_rtt_s(node, data.from, t_s);
     t += transfer_s(static_cast<double>(data.input_bytes),
-                    available_Bps(node, data.from, t_s) / sharing,
-                    loaded_rtt_s(node, data.from, t_s));
+                    available_Bps(node, data.from, t_s) / sharing, rtt, rtt);
   }
   if (data.output_bytes > 0 && data.to < n.links.size()) {
+    const double rtt = loaded_rtt_s(node, data.to, t_s);
     t += transfer_s(static_cast<double>(data.output_bytes),
-                    available_Bps(node, data.to, t_s) / sharing, loaded_rtt_s(node, data.to, t_s));
+                    available_Bps(node, data.to, t_s) / sharing, rtt, rtt);
   }
   return t;
 }
@@ -168,9 +164,11 @@ void NetworkModel::write_facts(NodeFacts& f, std::size_t node, double now_s, int
     l.up_Bps = noisy(left / (own + 1), 1);
     own_Bps = std::max(own_Bps, left * own / (own + 1));
     l.rtt_s = noisy(loaded_rtt_s(node, static_cast<SourceId>(s), t), 2);
+    l.tcp_rtt_s = n.links[s].rtt_s;  // TCP's minimum RTT: the unloaded path
     l.measured = f.updated;
     access = std::max(access, n.links[s].capacity_Bps);
   }
+  f.rx_capacity_Bps = f.tx_capacity_Bps = access;  // the node's link, as its kernel knows it
   f.rx_Bps = bg * access + own_Bps;
   f.tx_Bps = 0.2 * bg * access;  // the background is mostly downloads; acks and requests go up
   f.backlog_bytes = bg > 0.5 ? (bg - 0.5) * 200e3 : 0;

@@ -4,9 +4,10 @@
 //   - writes NodeFacts between decisions: what the node's telemetry would say (probed bandwidth =
 //     capacity minus the background's share, with measurement noise; interface rates = the
 //     background; `updated` = the node's last report, at most `cadence_s` old), and
-//   - takes each data task's true runtime at its start: bytes / available bandwidth + RTT x round
-//     trips (transfer_round_trips) + CPU seconds / CPU share, the node's bandwidth shared by the
-//     transfers running there.
+//   - takes each data task's true runtime at its start: the TCP transfer time of the bytes at
+//     the available bandwidth and the link's loaded RTT (transfer_s, a plain path), the node's
+//     bandwidth shared by the transfers running there, + the CPU part under CFS bandwidth
+//     control (cpu_wall_s).
 // Pure and deterministic: the same model and seed give the same facts and runtimes, whatever the
 // order or number of the instants asked (the noise of a report is a hash of seed, node, report).
 //

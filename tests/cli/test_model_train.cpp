@@ -202,10 +202,12 @@ TEST_CASE("Cli.ModelTrain.RowsFilesRoundTripAndBadOnesAreLocated") {
   const std::string h = header.str();
   CHECK(refused(h + "seconds,speed\n").find("bad.csv:1: unknown column \"speed\"") !=
         std::string::npos);
-  CHECK(refused(h.substr(0, h.size() - 1) + "\n").find("bad.csv:1: no \"seconds\" column") != std::string::npos);
+  CHECK(refused(h.substr(0, h.size() - 1) + "\n").find("bad.csv:1: no \"seconds\" column") !=
+        std::string::npos);
   CHECK(refused("input_mb,seconds\n").find("bad.csv:1: no column for feature \"output_mb\"") !=
         std::string::npos);
-  CHECK(refused(h + "seconds\n1,2\n").find("bad.csv:2: 2 fields, the header has 18") !=
+  CHECK(refused(h + "seconds\n1,2\n")
+            .find("bad.csv:2: 2 fields, the header has " + std::to_string(kFeatureCount + 1)) !=
         std::string::npos);
   std::string row;
   for (std::size_t i = 0; i < kFeatureCount; ++i) row += "1,";

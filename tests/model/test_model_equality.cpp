@@ -38,7 +38,7 @@ std::vector<TrainingRow> synthetic_rows(std::size_t n, std::uint32_t seed) {
     x[static_cast<std::size_t>(Feature::rtt_from_ms)] = rtt;
     x[static_cast<std::size_t>(Feature::cpu_s)] = cpu;
     x[static_cast<std::size_t>(Feature::cpu_share)] = share;
-    const double t = in * 8 / down + rtt / 1e3 * transfer_round_trips(in * 1e6) + cpu / share;
+    const double t = transfer_s(in * 1e6, down * 1e6 / 8, rtt / 1e3, rtt / 1e3) + cpu / share;
     x[static_cast<std::size_t>(Feature::analytic_s)] = static_cast<float>(t);
     for (float& v : x) {
       if (u(gen) < 0.1f) v = kNaN;

@@ -162,7 +162,7 @@ TEST_CASE("Schedulers.NetworkModel.FactsAreTheLastReportWithNoiseAndAge") {
   CHECK(busy.rx_Bps == doctest::Approx(500e6 / 8));
 }
 
-TEST_CASE("Schedulers.NetworkModel.RuntimeIsTransferPlusRoundTripsPlusCpuOverShare") {
+TEST_CASE("Schedulers.NetworkModel.RuntimeIsTheTcpTransferPlusCpuOverShare") {
   NetworkModel m = one_fast_node(1, 1);
   m.nodes[0].background = {0.5};
   m.nodes[0].cpu_factor = 0.5;
@@ -170,8 +170,12 @@ TEST_CASE("Schedulers.NetworkModel.RuntimeIsTransferPlusRoundTripsPlusCpuOverSha
   d.input_bytes = 10'000'000;
   d.from = 0;
   // 20 Mbit/s x (1 - 0.5) = 1.25 MB/s, shared by 2 transfers; RTT 2 ms x (1 + 2 x 0.5);
-  // quota 0.5 x 4 cores = 2 for 4 running cores: share 0.5.
-  const double expected = 10e6 / (1.25e6 / 2) + 0.004 * transfer_round_trips(10e6) + 3.0 / 0.5;
+  // quota 0.5 x 4 cores = 2 for 4 running cores: share 0.5, the first 50 ms of CPU unthrottled.
+  // The pipe (2.5 KB) is below the first window: the transfer is its two round trips and the
+  // bytes at the rate.
+  const double expected = 0.008 + 10e6 / (1.25e6 / 2) + 0.05 + 2.95 / 0.5;
+  CHECK(expected ==
+        doctest::Approx(transfer_s(10e6, 1.25e6 / 2, 0.004, 0.004) + cpu_wall_s(3.0, 0.5)));
   CHECK(m.runtime_s(d, 3.0, 0, 10, 4, 4, 2) == doctest::Approx(expected));
 }
 

@@ -155,10 +155,10 @@ TEST_CASE("Schedulers.TreeModel.RefusesOtherFeaturesNamingTheFirstDifference") {
   CHECK(has(why, "this build has [input_mb, output_mb, cpu_s, down_mbps,"));
   json shorter = model();
   shorter["features"].erase(shorter["features"].size() - 1);
-  CHECK(has(refusal(shorter), "it lacks analytic_s (feature 17)"));
+  CHECK(has(refusal(shorter), "it lacks analytic_s (feature 21)"));
   json longer = model();
   longer["features"].push_back("extra");
-  CHECK(has(refusal(longer), "it has more: extra (feature 18)"));
+  CHECK(has(refusal(longer), "it has more: extra (feature 22)"));
 }
 
 TEST_CASE("Schedulers.TreeModel.RefusesMalformedTrees") {
