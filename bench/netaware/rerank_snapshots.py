@@ -19,6 +19,10 @@ Estimators, each from the journaled features alone:
   start's rounds cost a round trip each only while the window is below the path's
   bandwidth-delay product;
 - `bandwidth only`: bytes / bandwidth + CPU / share;
+- `current`: the analytic estimate of 2026-12-04 (features.cpp) recomputed here, and its
+  ablations, each without one of its three terms: `- capacity cap` (the probe alone as the
+  rate), `- tcp rtt` (slow start ramps at the PING's round trip), `- cfs` (CPU / share);
+  they need snapshots with the features of 2026-12-04 (rx_cap_mbps, tcp_rtt_from_ms, ...);
 - `model`: --model evaluated in Python (doubles; approximate at split thresholds).
 """
 import argparse
@@ -51,6 +55,46 @@ def slow_start_s(nbytes, bw, rtt):
         sent += window
         window *= 2
     return t + (nbytes - sent) / bw
+
+
+def tcp_s(nbytes, bw, rtt, tcp_rtt):
+    """Mirror of transfer_s in schedulers/netaware/features.cpp (rtt, tcp_rtt in seconds)."""
+    if rtt is None:
+        return nbytes / bw
+    ramp = rtt if tcp_rtt is None else min(tcp_rtt, rtt)
+    t, sent, window, bdp = ramp + rtt, 0.0, INITIAL_WINDOW, bw * ramp
+    while nbytes - sent > window and window < bdp:
+        t += ramp
+        sent += window
+        window *= 2
+    return t + (nbytes - sent) / bw
+
+
+def current(cap=True, tcp=True, cfs=True):
+    """Mirror of analytic_estimate_s of 2026-12-04, with terms switched off for ablations."""
+    def estimate(f):
+        cpu, share = f["cpu_s"], f["cpu_share"]
+        if cfs and share < 1:
+            free = min(cpu, share * 0.1)
+            t = free + (cpu - free) / share
+        else:
+            t = cpu / share
+        for mb, mbps, rtt_ms, tcp_ms, cap_mbps, rate in (
+                (f["input_mb"], f["down_mbps"], f["rtt_from_ms"], f.get("tcp_rtt_from_ms"),
+                 f.get("rx_cap_mbps"), f["rx_mbps"]),
+                (f["output_mb"], f["up_mbps"], f["rtt_to_ms"], f.get("tcp_rtt_to_ms"),
+                 f.get("tx_cap_mbps"), f["tx_mbps"])):
+            if not mb or mb <= 0:
+                continue
+            if not mbps or mbps <= 0:
+                return None
+            bw = mbps
+            if cap and cap_mbps and cap_mbps > 0 and rate is not None:
+                bw = min(mbps, max(cap_mbps - rate, 0.05 * cap_mbps))
+            t += tcp_s(mb * 1e6, bw * 1e6 / 8, None if rtt_ms is None else rtt_ms / 1e3,
+                       None if (not tcp or tcp_ms is None) else tcp_ms / 1e3)
+        return t
+    return estimate
 
 
 def by_formula(transfer):
@@ -132,6 +176,9 @@ def main():
     estimators = [("journaled", lambda f: f["analytic_s"]), ("additive", by_formula(additive_s)),
                   ("slow-start", by_formula(slow_start_s)),
                   ("bandwidth only", by_formula(lambda b, bw, rtt: b / bw))]
+    if any("rx_cap_mbps" in c["features"] for x in snaps for c in x["candidates"]):
+        estimators += [("current", current()), ("- capacity cap", current(cap=False)),
+                       ("- tcp rtt", current(tcp=False)), ("- cfs", current(cfs=False))]
     if a.model:
         estimators.append(("model", model_estimator(json.load(open(a.model)))))
     for label in sorted({s["label"] for s in snaps}):
