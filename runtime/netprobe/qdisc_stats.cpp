@@ -47,17 +47,23 @@ bool decode_qdisc(const char* body, std::size_t len, QdiscCounters& q) {
       });
 }
 
+// One message of a qdisc dump into `out` (other message types are skipped); false if malformed.
+bool add_qdisc(const nlmsghdr& h, const char* body, std::size_t len,
+               std::vector<QdiscCounters>& out) {
+  if (h.nlmsg_type != RTM_NEWQDISC) return true;
+  QdiscCounters q;
+  if (!decode_qdisc(body, len, q)) return false;
+  out.push_back(std::move(q));
+  return true;
+}
+
 }  // namespace
 
 bool decode_qdisc_messages(const char* data, std::size_t n, std::vector<QdiscCounters>& out,
                            bool& done, int& error) {
   return rtnl::for_each_message(data, n, done, error,
                                 [&](const nlmsghdr& h, const char* body, std::size_t len) {
-                                  if (h.nlmsg_type != RTM_NEWQDISC) return true;
-                                  QdiscCounters q;
-                                  if (!decode_qdisc(body, len, q)) return false;
-                                  out.push_back(std::move(q));
-                                  return true;
+                                  return add_qdisc(h, body, len, out);
                                 });
 }
 
@@ -69,11 +75,7 @@ Result<std::vector<QdiscCounters>> dump_qdiscs() {
   std::vector<QdiscCounters> out;
   const Status s = sock->dump(RTM_GETQDISC, &req, sizeof req, "RTM_GETQDISC",
                               [&](const nlmsghdr& h, const char* body, std::size_t len) {
-                                if (h.nlmsg_type != RTM_NEWQDISC) return true;
-                                QdiscCounters q;
-                                if (!decode_qdisc(body, len, q)) return false;
-                                out.push_back(std::move(q));
-                                return true;
+                                return add_qdisc(h, body, len, out);
                               });
   if (!s.ok()) return s;
   return out;
