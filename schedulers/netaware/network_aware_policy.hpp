@@ -3,11 +3,12 @@
 //
 // Decision (PlacementStep's batch path, PlacementPolicy::score_all):
 // 1. filter: resources (fit_by_resources).
-// 2. every node that fits now gets the analytic estimate (features.hpp: bytes / measured bandwidth
-//    + RTT x round trips + CPU seconds / CPU share) from its last telemetry snapshot if that is
-//    younger than `max_stale` (a snapshot older than `max_age` is stale: still used, and the
-//    basis says how old). A snapshot's age is the node's report's, or the age of the measurement
-//    of a link the task uses when that is older (a probe target that went down).
+// 2. every node that fits now gets the analytic estimate (features.hpp: TCP transfers at the
+//    probed rate capped by the unused capacity, + the CPU part under the node's CFS quota) from
+//    its last telemetry snapshot if that is younger than `max_stale` (a snapshot older than
+//    `max_age` is stale: still used, and the basis says how old). A snapshot's age is the node's
+//    report's, or the age of the measurement of a link the task uses when that is older (a probe
+//    target that went down).
 // 3. with a `model`, the `prefilter` nodes with the smallest analytic estimates get the model's
 //    prediction instead (fresh snapshots only; a stale one keeps its analytic estimate); the
 //    others rank behind them by their analytic estimate. The cheap estimate for all and the
