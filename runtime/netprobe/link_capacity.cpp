@@ -317,7 +317,9 @@ Result<LinkCapacity> read_link_capacity() {
         class_req.tcm_ifindex = l.ifindex;
         s = sock->dump(RTM_GETTCLASS, &class_req, sizeof class_req, "RTM_GETTCLASS",
                        collect(classes));
-        if (!s.ok()) return s;
+        // A device removed since the link dump (ENODEV): it carries nothing now; left out
+        // like a device that is down rather than failing the whole reading.
+        if (!s.ok()) f.up = false;
       }
       f.shaper_Bps = root_shaper_Bps(l.ifindex, qdiscs, classes);
       if (!f.ifb) f.speed_Bps = link_speed_Bps(l.name);

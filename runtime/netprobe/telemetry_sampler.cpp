@@ -69,7 +69,8 @@ void TelemetrySampler::run() {
     if (t - capacity_at >= kCapacityEvery_s) {
       auto c = read_link_capacity();
       capacity = c.ok() ? *c : LinkCapacity{};
-      capacity_at = t;
+      // A failed reading (interfaces changing under the dump) is retried within seconds.
+      capacity_at = c.ok() ? t : t - kCapacityEvery_s + 5;
     }
     f.rx_capacity_Bps = capacity.ingress_Bps;
     f.tx_capacity_Bps = capacity.egress_Bps;
