@@ -25,7 +25,7 @@ inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 // The node's link to one data source (WorkflowGraph::sources), from its agent's bounded probes.
 struct LinkFacts {
   double rtt_s = kUnknown;  // round trip (PING, or the TCP connect time)
-  // The kernel's RTT of the probing TCP connection (TCP_INFO); below rtt_s where a proxy or
+  // The kernel's minimum RTT of the probing TCP connection (TCP_INFO); below rtt_s where a proxy or
   // relay terminates TCP on the way (slow start then ramps at this RTT, not at rtt_s).
   double tcp_rtt_s = kUnknown;
   double down_Bps = kUnknown;  // achievable source -> node (a timed GET); NaN = not probed

@@ -81,8 +81,10 @@ void Output::placement_why(const WhyReport& r) const {
       cj["node"] = c.node;
       cj["predicted_s"] = number_or_null(c.predicted_s);
       nlohmann::ordered_json f = nlohmann::ordered_json::object();
-      for (std::size_t i = 0; c.features.size() == names.size() && i < names.size(); ++i) {
-        f[std::string(names[i])] = number_or_null(c.features[i]);
+      if (c.features.size() == names.size()) {  // not a record of a build with other features
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          f[std::string(names[i])] = number_or_null(c.features[i]);
+        }
       }
       cj["features"] = std::move(f);
       cands.push_back(std::move(cj));

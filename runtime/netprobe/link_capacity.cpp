@@ -159,6 +159,24 @@ const TcEntry* find_root_qdisc(int ifindex, const std::vector<TcEntry>& qdiscs) 
   return nullptr;
 }
 
+// One message of a link / tc dump into `out` (other message types are skipped); false if
+// malformed. Shared by the decoders below and read_link_capacity's dumps.
+bool add_link(const nlmsghdr& h, const char* body, std::size_t len, std::vector<LinkEntry>& out) {
+  if (h.nlmsg_type != RTM_NEWLINK) return true;
+  LinkEntry e;
+  if (!decode_link(body, len, e)) return false;
+  out.push_back(std::move(e));
+  return true;
+}
+
+bool add_tc(const nlmsghdr& h, const char* body, std::size_t len, std::vector<TcEntry>& out) {
+  if (!is_tc_message(h.nlmsg_type)) return true;
+  TcEntry e;
+  if (!decode_tc(h.nlmsg_type == RTM_NEWTCLASS, body, len, e)) return false;
+  out.push_back(std::move(e));
+  return true;
+}
+
 }  // namespace
 
 LinkCapacity combine_link_capacity(const std::vector<InterfaceFacts>& interfaces) {
@@ -188,11 +206,7 @@ bool decode_link_messages(const char* data, std::size_t n, std::vector<LinkEntry
                           int& error) {
   return rtnl::for_each_message(data, n, done, error,
                                 [&](const nlmsghdr& h, const char* body, std::size_t len) {
-                                  if (h.nlmsg_type != RTM_NEWLINK) return true;
-                                  LinkEntry e;
-                                  if (!decode_link(body, len, e)) return false;
-                                  out.push_back(std::move(e));
-                                  return true;
+                                  return add_link(h, body, len, out);
                                 });
 }
 
@@ -200,12 +214,7 @@ bool decode_tc_messages(const char* data, std::size_t n, std::vector<TcEntry>& o
                         int& error) {
   return rtnl::for_each_message(data, n, done, error,
                                 [&](const nlmsghdr& h, const char* body, std::size_t len) {
-                                  if (!is_tc_message(h.nlmsg_type)) return true;
-                                  TcEntry e;
-                                  if (!decode_tc(h.nlmsg_type == RTM_NEWTCLASS, body, len, e))
-                                    return false;
-                                  out.push_back(std::move(e));
-                                  return true;
+                                  return add_tc(h, body, len, out);
                                 });
 }
 
@@ -276,22 +285,14 @@ Result<LinkCapacity> read_link_capacity() {
   link_req.ifi_family = AF_UNSPEC;
   Status s = sock->dump(RTM_GETLINK, &link_req, sizeof link_req, "RTM_GETLINK",
                         [&](const nlmsghdr& h, const char* body, std::size_t len) {
-                          if (h.nlmsg_type != RTM_NEWLINK) return true;
-                          LinkEntry e;
-                          if (!decode_link(body, len, e)) return false;
-                          links.push_back(std::move(e));
-                          return true;
+                          return add_link(h, body, len, links);
                         });
   if (!s.ok()) return s;
 
   std::vector<TcEntry> qdiscs;
   const auto collect = [](std::vector<TcEntry>& into) {
     return [&into](const nlmsghdr& h, const char* body, std::size_t len) {
-      if (!is_tc_message(h.nlmsg_type)) return true;
-      TcEntry e;
-      if (!decode_tc(h.nlmsg_type == RTM_NEWTCLASS, body, len, e)) return false;
-      into.push_back(std::move(e));
-      return true;
+      return add_tc(h, body, len, into);
     };
   };
   tcmsg tc_req{};

@@ -217,6 +217,16 @@ Measured measure_in(const std::string& netns, const std::string& veth) {
   return m;
 }
 
+// `dev`'s ingress redirected to `ifb` (`in_ns`: the "ip netns exec NS " prefix), as ingress
+// shaping does it.
+void redirect_ingress(const std::string& in_ns, const std::string& dev, const std::string& ifb) {
+  REQUIRE(test::sh(in_ns + "tc qdisc add dev " + dev + " handle ffff: ingress"));
+  REQUIRE(test::sh(in_ns + "tc filter add dev " + dev +
+                   " parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect "
+                   "dev " +
+                   ifb));
+}
+
 }  // namespace
 
 TEST_CASE("Runtime.LinkCapacity.CombineLeavesLoopbackAndDownInterfacesOut") {
@@ -450,10 +460,7 @@ TEST_CASE("Runtime.LinkCapacity.ReadsHtbEgressAndIfbIngressInANamespace") {
   REQUIRE(test::sh(in_a + "ip link set ifb0 up"));
   REQUIRE(test::sh(in_a + "tc qdisc add dev ifb0 root tbf rate 20mbit burst 32kb latency 50ms"));
   REQUIRE(test::sh(in_a + "tc qdisc add dev ifb1 root tbf rate 5mbit burst 32kb latency 50ms"));
-  REQUIRE(test::sh(in_a + "tc qdisc add dev " + ns.dev_a() + " handle ffff: ingress"));
-  REQUIRE(test::sh(in_a + "tc filter add dev " + ns.dev_a() +
-                   " parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect "
-                   "dev ifb0"));
+  redirect_ingress(in_a, ns.dev_a(), "ifb0");
 
   const Measured a = measure_in(ns.a(), ns.dev_a());
   REQUIRE(a.ran);
@@ -500,10 +507,7 @@ TEST_CASE("Runtime.LinkCapacity.ReadsTheTestBedsLayout") {
     REQUIRE(
         test::sh(in_a + "tc qdisc add dev " + dev + " parent 1:10 handle 10: bfifo limit 655360"));
   }
-  REQUIRE(test::sh(in_a + "tc qdisc add dev " + ns.dev_a() + " handle ffff: ingress"));
-  REQUIRE(test::sh(in_a + "tc filter add dev " + ns.dev_a() +
-                   " parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect "
-                   "dev ifb0"));
+  redirect_ingress(in_a, ns.dev_a(), "ifb0");
   const Measured a = measure_in(ns.a(), ns.dev_a());
   REQUIRE(a.ran);
   REQUIRE_MESSAGE(a.cap->ok(), a.cap->status().message());
