@@ -159,6 +159,34 @@ TEST_CASE("Quorum.DbwPlus.TheDeadlineClosesARoundBlockedOnStragglers") {
   CHECK(naive->deadline() == kNever);
 }
 
+TEST_CASE("Quorum.DbwPlus.WorthKeepsATickFromClosingOnTooLittleButAHungRoundStillCloses") {
+  // The same history for both; then round 13: three answer quickly, the other 13 never do.
+  auto plain = make("dbw+");
+  auto picky = make("dbw+", {{"worth", "0.99"}});
+  test::GradientSource src{.dim = 20, .mean = 0.5, .sd = 2.0};
+  test::GradientSource src2 = src;
+  std::mt19937_64 rng(11);
+  double t = 0;
+  for (int r = 1; r <= 12; ++r) {
+    const auto times = times_of(Tail::exp, rng, 16);
+    test::run_round(*picky, r, t, times, &src2);
+    t = test::run_round(*plain, r, t, times, &src).closed_at;
+  }
+  std::vector<double> blocked(16, kNever);
+  blocked[0] = 1.0;
+  blocked[1] = 1.05;
+  blocked[2] = 1.1;
+  const auto without = test::run_round(*plain, 13, t, blocked, &src);
+  const auto with = test::run_round(*picky, 13, t, blocked, &src2);
+  // Three results are worth far less than the plan's k: the first tick does not close, later
+  // ticks ask half as much each, and the round still closes on the three it has.
+  CHECK(without.used == 3);
+  CHECK(with.used == 3);
+  CHECK(with.ticks > without.ticks);
+  CHECK(with.closed_at > without.closed_at);
+  CHECK(with.closed_at < kNever);
+}
+
 TEST_CASE("Quorum.DbwPlus.EveryFixOffIsDbw") {
   auto naive = make("dbw");
   auto off = make(
