@@ -37,12 +37,14 @@ def timed(cmd, **kwargs):
     return dt, proc
 
 
-def write_result(name, data, table_markdown, block=None):
+def write_result(name, data, table_markdown, block=None, measured_on=None):
     """results/<name>.json and .md, and the README's <!-- results:<block> --> section (block
-    defaults to name; a dated result file can refresh one undated README section)."""
+    defaults to name; a dated result file can refresh one undated README section).
+    measured_on: the machine record of the run the figures come from (a result rescored from an
+    older one keeps its own); default: this machine, now."""
     block_name = block or name
     os.makedirs(RESULTS_DIR, exist_ok=True)
-    data = dict(data, machine=machine())
+    data = dict(data, machine=measured_on or machine())
     with open(os.path.join(RESULTS_DIR, name + ".json"), "w") as f:
         json.dump(data, f, indent=2)
     with open(os.path.join(RESULTS_DIR, name + ".md"), "w") as f:

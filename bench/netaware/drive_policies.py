@@ -269,6 +269,19 @@ def train_runs(a):
     print(runs.stdout)
 
 
+def per_node(path):
+    """A stream result's jobs per node: count, mean completion (arrival to end), mean job time."""
+    res = json.load(open(path))
+    for label, st in res["stream"].items():
+        by = {}
+        for p in st["picks"]:
+            by.setdefault(p["node"], []).append(p)
+        print("%s: %s" % (label, "  ".join(
+            "%s %d jobs, completion %.2f s, job %.2f s" % (
+                n, len(v), sum(p["completion_s"] for p in v) / len(v),
+                sum(p["total_s"] for p in v) / len(v)) for n, v in sorted(by.items()))))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -292,7 +305,11 @@ def main():
     ap.add_argument("--stream-seed", type=int, default=201)
     ap.add_argument("--stream-period", type=float, default=20.0,
                     help="background period during the stream (s)")
+    ap.add_argument("--per-node", metavar="RESULT.json",
+                    help="print a stream result's jobs per node (count, mean times); run nothing")
     a = ap.parse_args()
+    if a.per_node:
+        return per_node(a.per_node)
     global STATE_DIR
     STATE_DIR = os.path.abspath(a.state) if a.state else None
     if a.mode == "train":

@@ -13,7 +13,10 @@ seeds never share a schedule; see README.md).
 Writes bench/results/<--name>.json (every run) and .md (the summary), and refreshes the
 README block of the same name. A static reference is scored on the same rows: "fattest link"
 (always the node with the highest nominal rate) — what a placement that ignores background and
-CPU quotas gets.
+CPU quotas gets — and an oracle (noise_ceiling): the argmin of half of each node's repeats scored
+on the other half, what a perfect estimator could get against a ground truth this noisy.
+`--rescore RESULT.json` recomputes the summary of a result (keeping its machine record), running
+nothing.
 """
 import argparse
 import json
@@ -117,7 +120,7 @@ def main():
         desc = {"stores": cfg["stores"], "background": {"levels": cfg["levels"]}}
         a.repeats, a.tolerance, a.phases, a.jobs = (cfg["repeats"], cfg["tolerance"],
                                                      cfg["phases"], cfg["jobs_per_phase"])
-        write(a, old["rows"], cfg["nodes"], desc, cfg["seeds"], old["seconds"])
+        write(a, old["rows"], cfg["nodes"], desc, cfg["seeds"], old["seconds"], old.get("machine"))
         return
     seeds = [int(s) for s in a.seeds.split(",")]
     t0 = time.time()
@@ -177,7 +180,7 @@ def noise_ceiling(rows, tol):
     return out
 
 
-def write(a, rows, nodes, desc, seeds, seconds):
+def write(a, rows, nodes, desc, seeds, seconds, measured_on=None):
     static = references(rows, nodes, a.tolerance)
     table = summary_table(rows, nodes, static)
     data = {"config": {"seeds": seeds, "phases": a.phases, "jobs_per_phase": a.jobs,
@@ -187,7 +190,7 @@ def write(a, rows, nodes, desc, seeds, seconds):
                        "stores": [{k: s[k] for k in ("name", "delay_ms")} for s in desc["stores"]],
                        "levels": desc["background"]["levels"]},
             "seconds": seconds, "rows": rows, "reference": static}
-    benchlib.write_result(a.name, data, table)
+    benchlib.write_result(a.name, data, table, measured_on=measured_on)
     print(table)
     print("(%.0f s)" % seconds)
 

@@ -15,9 +15,6 @@ Estimators, each from the journaled features alone:
 - `journaled`: the build's own `analytic_s` (what the policy ranked by, without a model);
 - `additive`: bytes / bandwidth + RTT x (2 + slow-start rounds to cover the bytes) + CPU / share,
   the analytic estimate before 2026-12-04;
-- `slow-start`: the TCP latency model of schedulers/netaware/features.cpp (transfer_s): slow
-  start's rounds cost a round trip each only while the window is below the path's
-  bandwidth-delay product;
 - `bandwidth only`: bytes / bandwidth + CPU / share;
 - `current`: the analytic estimate of 2026-12-04 (features.cpp) recomputed here, and its
   ablations, each without one of its three terms: `- capacity cap` (the probe alone as the
@@ -43,18 +40,6 @@ INITIAL_WINDOW = 10 * SEGMENT
 def additive_s(nbytes, bw, rtt):
     rounds = 2.0 + math.ceil(math.log2(nbytes / INITIAL_WINDOW + 1.0))
     return nbytes / bw + (0 if rtt is None else rtt * rounds)
-
-
-def slow_start_s(nbytes, bw, rtt):
-    """Mirror of transfer_s in schedulers/netaware/features.cpp."""
-    if rtt is None:
-        return nbytes / bw
-    t, sent, window, bdp = 2.0 * rtt, 0.0, INITIAL_WINDOW, bw * rtt
-    while nbytes - sent > window and window < bdp:
-        t += rtt
-        sent += window
-        window *= 2
-    return t + (nbytes - sent) / bw
 
 
 def tcp_s(nbytes, bw, rtt, tcp_rtt):
@@ -174,7 +159,6 @@ def main():
         if a.dump:
             json.dump(snaps, open(a.dump, "w"))
     estimators = [("journaled", lambda f: f["analytic_s"]), ("additive", by_formula(additive_s)),
-                  ("slow-start", by_formula(slow_start_s)),
                   ("bandwidth only", by_formula(lambda b, bw, rtt: b / bw))]
     if any("rx_cap_mbps" in c["features"] for x in snaps for c in x["candidates"]):
         estimators += [("current", current()), ("- capacity cap", current(cap=False)),
