@@ -70,9 +70,11 @@ def gen_params(params):
 PIECE_ORDER = "listed"
 
 
-def run_one(chorus, gen, params, pieces, seed, policies):
+def run_one(chorus, gen, params, pieces, seed, policies, options=()):
     cmd = [chorus, "simulate", "--workload", "gen:" + gen, "--cluster", CLUSTER, "--seed",
            str(seed), "--compare", ",".join(policies), "--json"]
+    for o in options:
+        cmd += ["--option", o]
     if params:
         cmd += ["--gen-params", gen_params(params)]
     if pieces:
@@ -95,6 +97,9 @@ def measure(args, kind, label, gen, params, pieces):
         m = run_one(args.chorus, gen, params, pieces, seed, POLICIES)
         if args.baseline:
             m["uwfq-before"] = run_one(args.baseline, gen, params, pieces, seed, ["uwfq"])["uwfq"]
+        if args.lane:
+            m["uwfq-lane"] = run_one(args.chorus, gen, params, pieces, seed, ["uwfq"],
+                                     [f"lane_cores={args.lane}"])["uwfq"]
         per_seed.append(m)
     pols = list(per_seed[0].keys())
     med = {p: {k: median([s[p].get(k) for s in per_seed]) for k in per_seed[0][p]} for p in pols}
@@ -107,10 +112,11 @@ def measure(args, kind, label, gen, params, pieces):
          # The small jobs' mean runtime alone over FIFO's mean: the best ratio any policy gets.
          "floor_vs_fifo": ratio(med["uwfq"].get("small_mean_alone_s"), small["fifo"])}
     u = med["uwfq"]
-    fairness_ok = (u["jain_users"] or 0) >= TARGET_FAIRNESS or \
-        (u.get("fair_attainment_jain") or 0) >= TARGET_FAIRNESS
-    r["target_met"] = (r["uwfq_vs_fifo"] is not None and r["uwfq_vs_fifo"] <= TARGET_FIFO
-                       and r["uwfq_vs_fair"] < 1 and fairness_ok)
+    r["target_met"] = met_target(u, r["uwfq_vs_fifo"], r["uwfq_vs_fair"])
+    if "uwfq-lane" in med:
+        r["lane_vs_fifo"] = ratio(small["uwfq-lane"], small["fifo"])
+        r["lane_vs_fair"] = ratio(small["uwfq-lane"], small["fair"])
+        r["lane_target_met"] = met_target(med["uwfq-lane"], r["lane_vs_fifo"], r["lane_vs_fair"])
     if kind == "paper" and pieces == "1s":
         r["paper_target_met"] = (0.008 <= round(r["uwfq_vs_fifo"], 3) <= 0.23
                                  and r["uwfq_vs_fair"] < 1 and (u["jain_users"] or 0) >= 0.99)
@@ -119,14 +125,21 @@ def measure(args, kind, label, gen, params, pieces):
     return r
 
 
+def met_target(u, vs_fifo, vs_fair):
+    fairness_ok = (u["jain_users"] or 0) >= TARGET_FAIRNESS or \
+        (u.get("fair_attainment_jain") or 0) >= TARGET_FAIRNESS
+    return vs_fifo is not None and vs_fifo <= TARGET_FIFO and vs_fair < 1 and fairness_ok
+
+
 def fmt(v, digits=2):
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def table(results, baseline):
+def table(results, baseline, lane):
     head = ("| workload | point | pieces | small mean FIFO / FAIR / UWFQ (s) | floor (s), floor/FIFO |"
             " UWFQ/FIFO | UWFQ/FAIR |"
             + (" before: UWFQ/FAIR, Jain, attain |" if baseline else "")
+            + (f" lane {lane}: UWFQ/FIFO, UWFQ/FAIR, Jain, attain, large sd, target |" if lane else "")
             + " Jain FAIR / UWFQ | attain Jain FAIR / UWFQ | attain min FAIR / UWFQ |"
             " large sd FIFO / FAIR / UWFQ | target |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
@@ -140,6 +153,12 @@ def table(results, baseline):
             b = m["uwfq-before"]
             cells.append(f"{fmt(r.get('before_vs_fair'), 3)}, {fmt(b['jain_users'], 3)}, "
                          f"{fmt(b.get('fair_attainment_jain'), 3)}")
+        if lane:
+            b = m["uwfq-lane"]
+            cells.append(f"{fmt(r['lane_vs_fifo'], 3)}, {fmt(r['lane_vs_fair'], 3)}, "
+                         f"{fmt(b['jain_users'], 3)}, {fmt(b.get('fair_attainment_jain'), 3)}, "
+                         f"{fmt(b['large_mean_slowdown'], 1)}, "
+                         + ("met" if r["lane_target_met"] else "**miss**"))
         cells += [f"{fmt(m['fair']['jain_users'], 3)} / {fmt(m['uwfq']['jain_users'], 3)}",
                   f"{fmt(m['fair'].get('fair_attainment_jain'), 3)} / "
                   f"{fmt(m['uwfq'].get('fair_attainment_jain'), 3)}",
@@ -160,6 +179,8 @@ def main():
     ap.add_argument("--baseline", help="a chorus built before the fix; its uwfq runs beside")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--piece-order", default="listed", choices=["listed", "interleaved"])
+    ap.add_argument("--lane", type=int, default=0,
+                    help="also run uwfq with lane_cores=N (the short-job lane) beside")
     args = ap.parse_args()
     global PIECE_ORDER
     PIECE_ORDER = args.piece_order
@@ -183,9 +204,17 @@ def main():
              "policy does better without preemption); floor/FIFO: the best UWFQ/FIFO possible. Target: <= 0.26x FIFO, < FAIR, and Jain or "
              "attain Jain >= 0.95; the paper's mixes at 1 s also 0.008-0.23x FIFO and Jain >= 0.99.",
              ""]
-    lines += table(results, args.baseline)
+    lines += table(results, args.baseline, args.lane)
     met = [r for r in results if r["target_met"]]
     lines += ["", f"Target met on {len(met)} of {len(results)} points."]
+    if args.lane:
+        lane_met = [r for r in results if r["lane_target_met"]]
+        lines.append(f"With lane_cores={args.lane}: target met on {len(lane_met)} of "
+                     f"{len(results)} points; missed: " + "; ".join(
+                         f"{r['generator'] if r['kind'] != 'paper' else 'paper'} {r['label']} "
+                         f"{r['pieces']} (UWFQ/FIFO {fmt(r['lane_vs_fifo'], 3)}, UWFQ/FAIR "
+                         f"{fmt(r['lane_vs_fair'], 3)})"
+                         for r in results if not r["lane_target_met"]) + ".")
     missed = [r for r in results if not r["target_met"]]
     if missed:
         lines.append("Missed: " + "; ".join(
@@ -198,6 +227,7 @@ def main():
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, stem + ".json"), "w") as f:
         json.dump({"cluster": CLUSTER, "policies": POLICIES, "baseline": args.baseline,
+                   "lane_cores": args.lane,
                    "piece_order": PIECE_ORDER,
                    "results": results, "date": time.strftime("%Y-%m-%d %H:%M:%S")}, f, indent=1)
     with open(os.path.join(RESULTS, stem + ".md"), "w") as f:

@@ -1,5 +1,6 @@
 #include "schedulers/queue/virtual_fair_queue.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iterator>
@@ -8,14 +9,37 @@
 namespace chorus {
 
 std::vector<OptionSpec> fair_queue_option_specs() {
-  return {{"weights", OptionKind::user_weights}, {"grace", OptionKind::duration}};
+  return {{"weights", OptionKind::user_weights},
+          {"grace", OptionKind::duration},
+          {"lane_cores", OptionKind::number},
+          {"lane_work", OptionKind::number}};
 }
 
-FairQueueOptions fair_queue_options(const PolicyArgs& args, Duration default_grace) {
+FairQueueOptions fair_queue_options(PolicyArgs& args, Duration default_grace) {
   FairQueueOptions o;
   o.weights = args.user_weights("weights").value_or(std::map<std::string, double>{});
   o.grace = args.duration("grace").value_or(default_grace);
   o.job_weights = args.context().job_weights;
+  if (const OptionEntry* e = args.find("lane_cores")) {
+    const double n = *args.number("lane_cores");
+    if (n < 0 || n != std::floor(n) || n > 1e6) {
+      args.fail(e->value.at, "'lane_cores' of " + args.policy() +
+                                 " must be a whole number of cores, 0 (no lane) or more, got " +
+                                 e->value.text);
+    } else {
+      o.lane_cores = static_cast<int>(n);
+    }
+  }
+  if (const OptionEntry* e = args.find("lane_work")) {
+    const double w = *args.number("lane_work");
+    if (!(w > 0)) {
+      args.fail(e->value.at, "'lane_work' of " + args.policy() +
+                                 " must be a positive number of core-seconds, got " +
+                                 e->value.text);
+    } else {
+      o.lane_work = w;
+    }
+  }
   if (auto samples = args.history()) {
     auto history = std::make_unique<HistoryWork>();
     for (const auto& [job_class, seconds] : *samples) history->add_sample(job_class, seconds);
@@ -31,6 +55,14 @@ Status FairQueueOptions::validate() const {
         std::to_string(capacity_cores));
   }
   if (grace < Duration::zero()) return invalid_argument("grace period must not be negative");
+  if (lane_cores < 0) {
+    return invalid_argument("lane cores must be 0 (no lane) or more, got " +
+                            std::to_string(lane_cores));
+  }
+  if (lane_work && (!(*lane_work > 0) || !std::isfinite(*lane_work))) {
+    return invalid_argument("lane work must be a positive number of core-seconds, got " +
+                            std::to_string(*lane_work));
+  }
   for (const auto& [name, w] : weights) {
     if (!(w > 0) || !std::isfinite(w)) {
       return invalid_argument("weight of '" + name + "' must be a positive number, got " +
@@ -50,6 +82,7 @@ VirtualFairQueue::VirtualFairQueue(FlowKind kind, FairQueueOptions options)
     : kind_(kind), options_(std::move(options)) {
   if (!options_.estimator) options_.estimator = std::make_unique<DeclaredWork>();
   capacity_ = options_.capacity_cores;
+  if (options_.lane_work) lane_cutoff_ = *options_.lane_work;
   grace_s_ = std::chrono::duration<double>(options_.grace).count();
 }
 
@@ -295,6 +328,7 @@ void VirtualFairQueue::release_job_if_done(std::uint32_t job) {
     auto it = job_by_key_.find(j.key);
     if (it != job_by_key_.end() && it->second == job) job_by_key_.erase(it);
   }
+  if (options_.lane_cores > 0 && !options_.lane_work) note_job_work(j.work);
   TaskFifo storage = std::move(j.queued);
   storage.clear();
   j = Job{};
@@ -523,6 +557,12 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
   }
   advance(cluster.now);
   // The smallest (deadline, seq) over all queued jobs is the smallest over the flows' best jobs.
+  // With the lane holding long jobs back, the first flow whose best job is short: the flows
+  // passed over are set aside and put back (at most kLaneScan of them; a decision with the
+  // cluster nearly full, so rare). A flow's later jobs are not looked at: a user's short job
+  // comes before its own long ones in its chain anyway.
+  std::optional<TaskId> found;
+  lane_passed_.clear();
   while (!ready_flows_.empty()) {
     const FlowReadyEntry top = ready_flows_.top();
     if (!flow_ready_valid(top)) {
@@ -532,14 +572,37 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
     std::uint32_t job = flows_[top.flow].ready.top().job;
     Job& j = jobs_[job];
     while (!j.queued.empty() && job_of_task_[j.queued.front()] != job) j.queued.pop_front();
-    if (!j.queued.empty()) return j.queued.front();
-    unmark_ready(job);  // republishes the flow (or withdraws it): `top` is stale now
+    if (j.queued.empty()) {
+      unmark_ready(job);  // republishes the flow (or withdraws it): `top` is stale now
+      continue;
+    }
+    if (options_.lane_cores == 0 || !holds_back(j)) {
+      found = j.queued.front();
+      break;
+    }
+    if (lane_passed_.size() == kLaneScan) break;
+    lane_passed_.push_back(top);
+    ready_flows_.pop();
   }
-  return std::nullopt;
+  for (const FlowReadyEntry& e : lane_passed_) ready_flows_.push(e);
+  return found;
 }
 
 void VirtualFairQueue::on_start(const TaskSpec& task, TimePoint now) {
   advance(now);
+  if (options_.lane_cores > 0 && task.id < job_of_task_.size() && job_of_task_[task.id] != kNone) {
+    if (task.id >= running_.size()) {
+      running_.resize(std::max<std::size_t>(task.id + 1, running_.size() * 2), Running{});
+    }
+    // Services count as held cores but never as long work: they end only when the work that
+    // uses them has, so long cores they held would keep long tasks out for good.
+    const auto cores = static_cast<float>(task.total().cores);
+    const bool is_long =
+        task.kind != TaskKind::service && jobs_[job_of_task_[task.id]].work > lane_cutoff_;
+    running_[task.id] = Running{cores, is_long};
+    running_cores_ += cores;
+    if (is_long) long_cores_ += cores;
+  }
   remove(task.id);
 }
 
@@ -547,6 +610,31 @@ void VirtualFairQueue::on_finish(const TaskSpec& task, TaskState /*outcome*/, Du
                                  TimePoint now) {
   advance(now);
   options_.estimator->observe(task, ran_for);
+  if (task.id < running_.size() && running_[task.id].cores > 0) {
+    Running& r = running_[task.id];
+    running_cores_ -= r.cores;
+    if (r.is_long) long_cores_ -= r.cores;
+    r = Running{};
+    // Sums of whole cores: no drift below one.
+    if (running_cores_ < 0.5) running_cores_ = 0;
+    if (long_cores_ < 0.5) long_cores_ = 0;
+  }
+}
+
+// The cutoff is recomputed every 16 jobs (a sum over at most kLaneWindow values): it moves
+// slowly, and a job leaves the queue far less often than a task is dispatched.
+void VirtualFairQueue::note_job_work(double work) {
+  if (lane_window_.size() < kLaneWindow) {
+    lane_window_.push_back(work);
+  } else {
+    lane_window_[lane_next_] = work;
+  }
+  lane_next_ = (lane_next_ + 1) % kLaneWindow;
+  if (++lane_since_ < 16 && lane_cutoff_ != std::numeric_limits<double>::infinity()) return;
+  lane_since_ = 0;
+  double sum = 0;
+  for (double w : lane_window_) sum += w;
+  lane_cutoff_ = sum / static_cast<double>(lane_window_.size());
 }
 
 void VirtualFairQueue::remove(TaskId task) {

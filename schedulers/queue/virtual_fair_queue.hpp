@@ -45,6 +45,14 @@
 // erasing them (no allocation per operation); a heap is rebuilt from its live entries when stale
 // ones outnumber them.
 //
+// The short-job lane (off unless `lane_cores` > 0; docs/uwfq-beyond-the-paper.md finding 7):
+// a task of a long job (work above `lane_work`, or above the mean work of the last jobs that left
+// the queue) does not start when that would leave fewer than lane_cores of C free while long
+// tasks run; next() then returns the first flow's best job that is short, passing over at most
+// kLaneScan flows. Without it, equal pieces of a heavy job end together and a short job arriving
+// between two such waves waits for the next one (finding 3). The cores it keeps idle are the
+// price, paid by long jobs (measured there).
+//
 // Time: only through the `now` arguments (seconds since the first `now` seen). C is taken from
 // the options, or, when that is 0, from the cluster's total cores at the first next(); until then
 // V does not advance.
@@ -76,19 +84,29 @@ struct FairQueueOptions {
   std::map<std::string, double> job_weights;  // uwfq: w_j by job name (TaskSpec::job); missing = 1
   Duration grace{0};                          // a retired flow back within this keeps its place
   std::unique_ptr<WorkEstimator> estimator;   // null = DeclaredWork (estimate × cores)
+  // The short-job lane (docs/uwfq-beyond-the-paper.md finding 7): tasks of long jobs (work above
+  // lane_work core-seconds) start only while long jobs' running tasks hold fewer than C -
+  // lane_cores cores (one always may when none runs), so a short job arriving while long ones
+  // fill the cluster finds a core free instead of waiting for the first piece to end. 0 = no
+  // lane. lane_work unset: the median work of the last kLaneWindow jobs that left the queue
+  // (none yet: no job is long).
+  int lane_cores = 0;
+  std::optional<double> lane_work;
 
   // Errors: invalid_argument for a weight (user or job) that is not a positive finite number, a
-  // negative capacity or a negative grace period, naming the offending entry.
+  // negative capacity, a negative grace period, negative lane cores or a lane work that is not a
+  // positive finite number, naming the offending entry.
   Status validate() const;
 };
 
-// The options cfq and uwfq take from a scheduler section: `weights` (users' shares) and `grace`.
+// The options cfq and uwfq take from a scheduler section: `weights` (users' shares), `grace`,
+// and the short-job lane, `lane_cores` and `lane_work`.
 std::vector<OptionSpec> fair_queue_option_specs();
 // Their values with `default_grace` for a missing grace, and from the context the job weights and
 // the history: with history, work is HistoryWork seeded with it (the mean of past runs of a job's
 // class; declared estimates for classes never seen; it also learns from this run's finished
 // attempts); without, the declared estimates.
-FairQueueOptions fair_queue_options(const PolicyArgs& args, Duration default_grace);
+FairQueueOptions fair_queue_options(PolicyArgs& args, Duration default_grace);
 
 enum class FlowKind : std::uint8_t { user, job };
 
@@ -112,6 +130,12 @@ class VirtualFairQueue : public QueuePolicy {
   std::size_t active_flows() const { return n_active_; }
   // Flows whose virtual end V has passed less than `grace` ago.
   std::size_t lingering_flows() const { return n_lingering_; }
+  // The lane: cores held by running tasks of long jobs, and the work above which a job is long
+  // (infinity while the median has no sample).
+  double long_cores() const { return long_cores_; }
+  double lane_cutoff() const { return lane_cutoff_; }
+
+  static constexpr std::size_t kLaneWindow = 256;
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -355,6 +379,26 @@ class VirtualFairQueue : public QueuePolicy {
 
   std::vector<std::uint32_t> job_of_task_;  // by task id; kNone = not queued
   std::size_t size_ = 0;
+
+  // The short-job lane (FairQueueOptions::lane_cores); all idle when it is 0.
+  bool holds_back(const Job& j) const {
+    return j.work > lane_cutoff_ && long_cores_ > 0 &&
+           capacity_ - running_cores_ - 1 < options_.lane_cores;
+  }
+  void note_job_work(double work);
+  struct Running {
+    float cores = 0;  // 0: not running (or started before the lane counted it)
+    bool is_long = false;
+  };
+  static constexpr std::size_t kLaneScan = 64;  // flows next() passes over looking for a short job
+  std::vector<FlowReadyEntry> lane_passed_;     // those it passed over (kept for its capacity)
+  std::vector<Running> running_;                // by task id
+  double running_cores_ = 0;                    // held by the tasks this queue started
+  double long_cores_ = 0;                       // of which by long jobs' tasks
+  double lane_cutoff_ = std::numeric_limits<double>::infinity();
+  std::vector<double> lane_window_;  // the last kLaneWindow jobs' work, a ring
+  std::size_t lane_next_ = 0;        // where the ring writes next
+  std::size_t lane_since_ = 0;       // jobs noted since lane_cutoff_ was computed
 };
 
 }  // namespace chorus

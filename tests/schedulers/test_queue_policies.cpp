@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -404,4 +405,107 @@ TEST_CASE("Schedulers.Uwfq.HistoryFromTheConfigEstimatesWork") {
   };
   CHECK(PolicyRegistry::with_builtins().make_queue("fair", {}, pool).ok());
   CHECK(asked == 0);
+}
+
+TEST_CASE("Schedulers.Uwfq.LaneKeepsCoresFreeForShortJobsAndNeverStallsLongOnes") {
+  // 4 cores, a 1-core lane, long = more than 10 core-seconds. A heavy user's 8 one-second tasks
+  // of one 8-core-second job are short; a 40-core-second job's are long.
+  FairQueueOptions o = fq_options(4);
+  o.lane_cores = 1;
+  o.lane_work = 10;
+  UwfqQueue q(std::move(o));
+  Harness h(4);
+  std::vector<TaskId> heavy;
+  for (int i = 0; i < 8; ++i) heavy.push_back(h.add(q, "heavy", "big", 5));
+  // Long tasks start while at least one core stays free: 3 of 4.
+  for (int i = 0; i < 3; ++i) h.start_next(q);
+  CHECK(q.long_cores() == doctest::Approx(3));
+  CHECK_FALSE(h.next(q).has_value());  // the 4th would leave no core for a short job
+  // A light user's short job arrives: it starts at once, on the core the lane kept.
+  TaskId light = h.add(q, "light", "small", 1, 0.1);
+  CHECK(h.start_next(q, 0.1) == light);
+  // With every long task done, a long one always may start, lane or not (no stall).
+  for (TaskId t : {heavy[0], heavy[1], heavy[2]}) {
+    q.on_finish(h.tasks[t], TaskState::succeeded, 5s, h.time(5));
+  }
+  CHECK(q.long_cores() == doctest::Approx(0));
+  CHECK(h.next(q, 5).has_value());
+}
+
+TEST_CASE("Schedulers.Uwfq.LaneCutoffIsTheMeanWorkOfJobsThatLeftTheQueue") {
+  FairQueueOptions o = fq_options(2);
+  o.lane_cores = 1;
+  UwfqQueue q(std::move(o));
+  Harness h(2);
+  // No job has left yet: nothing counts as long, every task may start.
+  CHECK(q.lane_cutoff() == std::numeric_limits<double>::infinity());
+  auto a = h.add(q, "a", "a1", 1);
+  auto b = h.add(q, "b", "b1", 3);
+  h.start_next(q);
+  h.start_next(q);
+  CHECK(q.long_cores() == 0);
+  q.on_finish(h.tasks[a], TaskState::succeeded, 1s, h.time(1));
+  q.on_finish(h.tasks[b], TaskState::succeeded, 3s, h.time(3));
+  // A job leaves once a later job of its user follows it. The first to leave sets the cutoff at
+  // once; later ones move it every 16 jobs, to the mean over the window.
+  h.add(q, "a", "a2", 1, 4);
+  CHECK(q.lane_cutoff() == doctest::Approx(1.0));
+  for (int i = 0; i < 17; ++i) {
+    const double at = 10.0 + 10.0 * i;
+    h.add(q, "b", "b" + std::to_string(i + 2), 3, at);
+    const TaskId t = h.start_next(q, at);
+    q.on_finish(h.tasks[t], TaskState::succeeded, 3s, h.time(at + 3));
+  }
+  // Left: a1 (1), b1 (3) and b2..b17 (3 each) by the time b18 arrived, the mean moved at the 17th.
+  CHECK(q.lane_cutoff() > 2.5);
+  CHECK(q.lane_cutoff() < 3.0);
+}
+
+TEST_CASE("Schedulers.Uwfq.LaneOptionsAreCheckedWhereTheyAreWritten") {
+  auto option = [](const std::string& key, const std::string& text) {
+    OptionEntry e;
+    e.key = key;
+    e.key_at = {"wf.yaml", 4, 5};
+    e.value.text = text;
+    e.value.at = {"wf.yaml", 4, 5 + static_cast<int>(key.size()) + 2};
+    return e;
+  };
+  auto make = [](std::vector<OptionEntry> entries) {
+    PolicyOptions o;
+    o.entries = std::move(entries);
+    return PolicyRegistry::with_builtins().make_queue("uwfq", o);
+  };
+  CHECK(make({option("lane_cores", "2"), option("lane_work", "30")}).ok());
+  auto negative = make({option("lane_cores", "-1")});
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.status().message().find("wf.yaml:4:17: 'lane_cores' of queue policy 'uwfq' "
+                                         "must be a whole number of cores") != std::string::npos);
+  auto fraction = make({option("lane_cores", "1.5")});
+  CHECK_FALSE(fraction.ok());
+  auto zero_work = make({option("lane_work", "0")});
+  REQUIRE_FALSE(zero_work.ok());
+  CHECK(zero_work.status().message().find("'lane_work' of queue policy 'uwfq' must be a "
+                                          "positive number of core-seconds, got 0") !=
+        std::string::npos);
+  FairQueueOptions bad = fq_options(4);
+  bad.lane_cores = -2;
+  CHECK_FALSE(UwfqQueue::create(std::move(bad)).ok());
+}
+
+TEST_CASE("Schedulers.Uwfq.LaneLetsALaterShortJobPassAHeldLongOne") {
+  // The heavy user weighs 100: its long job's deadline (V + 40/100) comes before the light
+  // user's short one (V + 1). With the lane full the long job is held and the short one, later
+  // in deadline order, starts instead of the lane's core idling.
+  FairQueueOptions o = fq_options(4, 0s, {{"heavy", 100.0}});
+  o.lane_cores = 1;
+  o.lane_work = 10;
+  UwfqQueue q(std::move(o));
+  Harness h(4);
+  for (int i = 0; i < 8; ++i) h.add(q, "heavy", "big", 5);
+  for (int i = 0; i < 3; ++i) h.start_next(q);
+  TaskId light = h.add(q, "light", "small", 1, 0.1);
+  CHECK(q.deadline_of(light).value() > q.deadline_of(7).value());
+  CHECK(h.start_next(q, 0.1) == light);
+  CHECK_FALSE(h.next(q, 0.1).has_value());
+  CHECK(q.size() == 5);  // the held ones are still queued, in their order
 }
