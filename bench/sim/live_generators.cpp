@@ -1,6 +1,5 @@
 // chorus_live_generators MIX POLICY [--scale F] [--partition S] [--piece-order O] [--seed N]
-// [--state DIR]
-//                        [--clock-weight W]
+//                        [--state DIR] [--clock-weight W] [--lane N]
 //
 // One instance of a generator (bursty, zipf, ...) run for real through the embed API
 // (run_workflow: the coordinator, the journal, the in-process function pool) with POLICY as the
@@ -12,7 +11,8 @@
 // tasks wait for it. The replay uses the arrivals as the clocks released them (a few ms late),
 // and responses are counted from them. Prints one
 // JSON object: per job its live and simulated response, the small and large jobs' means (small as
-// metrics.hpp classifies them), and how late the clocks released their jobs.
+// metrics.hpp classifies them), and how late the clocks released their jobs. --lane N gives the
+// policy (uwfq, cfq) the option lane_cores=N, live and in the replay.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   std::string state = "/tmp/chorus-live-generators";
   std::string clock_weight = "0.000001";
+  std::string lane;  // lane_cores, when given
   for (int i = 3; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--scale")
@@ -79,6 +80,8 @@ int main(int argc, char** argv) {
       clock_weight = argv[i + 1];
     else if (a == "--state")
       state = argv[i + 1];
+    else if (a == "--lane")
+      lane = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown argument '%s'\n", a.c_str());
       return 2;
@@ -93,8 +96,16 @@ int main(int argc, char** argv) {
       partition > 0 ? sim::partition_divisible(*generated, partition, piece_order) : *generated;
   const std::size_t n_jobs = w.jobs.size();
 
+  const OptionOrigin here{"chorus_live_generators"};
+  PolicyOptions lane_option;
+  if (!lane.empty()) {
+    OptionEntry e{"lane_cores", here, {}};
+    e.value.text = lane;
+    e.value.at = here;
+    lane_option.set(e);
+  }
   auto registry = PolicyRegistry::with_builtins();
-  if (auto q = registry.make_queue(policy); !q.ok()) {
+  if (auto q = registry.make_queue(policy, lane_option); !q.ok()) {
     std::fprintf(stderr, "%s\n", q.status().message().c_str());
     return 2;
   }
@@ -148,8 +159,8 @@ int main(int argc, char** argv) {
       wf.add(std::move(task));
     }
   }
+  if (!lane.empty()) wf.scheduler.options.set(lane_option.entries.front());
   if (policy != "fifo") {
-    const OptionOrigin here{"chorus_live_generators"};
     OptionEntry weights{"weights", here, {}};
     weights.value.kind = OptionValue::Kind::map;
     weights.value.at = here;
@@ -180,7 +191,7 @@ int main(int argc, char** argv) {
     late_sum += released - w.jobs[j].arrival_s;
     w.jobs[j].arrival_s = std::max(w.jobs[j].arrival_s, released);
   }
-  auto queue = registry.make_queue(policy);
+  auto queue = registry.make_queue(policy, lane_option);
   auto cluster = sim::parse_cluster("1x" + std::to_string(kCores));
   FirstFit first_fit;
   auto simulated = sim::simulate(w, *cluster, **queue, first_fit);

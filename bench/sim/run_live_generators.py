@@ -39,23 +39,29 @@ def main():
     ap.add_argument("--scale", type=float, default=0.1)
     ap.add_argument("--mixes", default=",".join(MIXES))
     ap.add_argument("--piece-order", default="listed", choices=["listed", "interleaved"])
+    ap.add_argument("--lane", type=int, default=0,
+                    help="also run uwfq with lane_cores=N (the short-job lane) beside")
     args = ap.parse_args()
     mixes = args.mixes.split(",")
-    runs = {m: {p: [] for p in POLICIES} for m in mixes}
+    policies = POLICIES + ([f"uwfq-lane{args.lane}"] if args.lane else [])
+    runs = {m: {p: [] for p in policies} for m in mixes}
     with tempfile.TemporaryDirectory(prefix="chorus-live-gen-") as state:
         for r in range(args.repeats):
             for m in mixes:
-                for p in POLICIES:  # interleaved, so the machine's load drifts over all alike
-                    _, proc = timed([args.driver, m, p, "--scale", str(args.scale), "--state",
-                                     os.path.join(state, f"{m}-{p}-{r}"),
-                                     "--piece-order", args.piece_order])
+                for p in policies:  # interleaved, so the machine's load drifts over all alike
+                    cmd = [args.driver, m, p.split("-")[0], "--scale", str(args.scale), "--state",
+                           os.path.join(state, f"{m}-{p}-{r}"), "--piece-order", args.piece_order]
+                    if p.startswith("uwfq-lane"):
+                        cmd += ["--lane", str(args.lane)]
+                    _, proc = timed(cmd)
                     d = json.loads(proc.stdout)
                     runs[m][p].append(d)
                     print(f"{m} {p} repeat {r + 1}: small live {d['live_small_mean_s']:.3f} s, "
                           f"simulated {d['sim_small_mean_s']:.3f} s", file=sys.stderr)
     lines = [
-        f"`bench/sim/run_live_generators.py --repeats {args.repeats} --scale {args.scale} --mixes {args.mixes} --piece-order {args.piece_order}`: one "
-        f"instance of each generator (seed 1, 1 s pieces listed {args.piece_order}) run live through run_workflow (1-core "
+        f"`bench/sim/run_live_generators.py --repeats {args.repeats} --scale {args.scale} --mixes {args.mixes} --piece-order {args.piece_order}"
+        + (f" --lane {args.lane}" if args.lane else "") + "`: one "
+        f"instance of each generator (seed 1, 1 s pieces, {args.piece_order}) run live through run_workflow (1-core "
         "function tasks sleeping their runtimes, one node of 32 cores, arrivals from 0-core clock "
         "tasks) beside the simulator's replay of the same instance; mean response in seconds, "
         f"median of {args.repeats}. Target: live within 10% of simulated.",
@@ -66,7 +72,7 @@ def main():
     ]
     summary = {}
     for m in mixes:
-        for p in POLICIES:
+        for p in policies:
             rs = runs[m][p]
             med = {k: statistics.median(x[k] for x in rs) for k in
                    ("live_small_mean_s", "sim_small_mean_s", "live_large_mean_s", "sim_large_mean_s")}
@@ -83,6 +89,8 @@ def main():
     table = "\n".join(lines)
     name = "live_generators" if args.piece_order == "listed" else \
         "live_generators_" + args.piece_order
+    if args.lane:
+        name += f"_lane{args.lane}"
     write_result(name, {"scale": args.scale, "repeats": args.repeats,
                         "piece_order": args.piece_order, "runs": runs, "summary": summary}, table)
     print(table)

@@ -84,12 +84,12 @@ struct FairQueueOptions {
   std::map<std::string, double> job_weights;  // uwfq: w_j by job name (TaskSpec::job); missing = 1
   Duration grace{0};                          // a retired flow back within this keeps its place
   std::unique_ptr<WorkEstimator> estimator;   // null = DeclaredWork (estimate × cores)
-  // The short-job lane (docs/uwfq-beyond-the-paper.md finding 7): tasks of long jobs (work above
-  // lane_work core-seconds) start only while long jobs' running tasks hold fewer than C -
-  // lane_cores cores (one always may when none runs), so a short job arriving while long ones
+  // The short-job lane (docs/uwfq-beyond-the-paper.md finding 7): while a task of a long job (work
+  // above lane_work core-seconds) runs, another starts only if one more busy core still leaves
+  // lane_cores of C free (one always may when none runs), so a short job arriving while long ones
   // fill the cluster finds a core free instead of waiting for the first piece to end. 0 = no
-  // lane. lane_work unset: the median work of the last kLaneWindow jobs that left the queue
-  // (none yet: no job is long).
+  // lane. lane_work unset: the mean work of the last kLaneWindow jobs that left the queue,
+  // recomputed every 16 (none yet: no job is long).
   int lane_cores = 0;
   std::optional<double> lane_work;
 
