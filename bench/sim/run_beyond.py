@@ -179,12 +179,16 @@ def main():
     ap.add_argument("--baseline", help="a chorus built before the fix; its uwfq runs beside")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--piece-order", default="listed", choices=["listed", "interleaved"])
-    ap.add_argument("--lane", type=int, default=0,
-                    help="also run uwfq with lane_cores=N (the short-job lane) beside")
+    ap.add_argument("--lane", default="",
+                    help="also run uwfq with lane_cores=N or auto (the short-job lane) beside")
+    ap.add_argument("--out", help="the results' name in bench/results (default uwfq_beyond, "
+                    "uwfq_beyond_interleaved with --piece-order interleaved)")
     args = ap.parse_args()
+    if args.lane == "0":
+        args.lane = ""
     global PIECE_ORDER
     PIECE_ORDER = args.piece_order
-    stem = "uwfq_beyond" if PIECE_ORDER == "listed" else "uwfq_beyond_" + PIECE_ORDER
+    stem = args.out or ("uwfq_beyond" if PIECE_ORDER == "listed" else "uwfq_beyond_" + PIECE_ORDER)
     t0 = time.time()
     points = [("paper", mix, mix, {}) for mix in PAPER]
     points += [("bursty", label, "bursty", p) for label, p in BURSTY]

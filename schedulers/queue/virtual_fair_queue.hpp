@@ -45,9 +45,9 @@
 // erasing them (no allocation per operation); a heap is rebuilt from its live entries when stale
 // ones outnumber them.
 //
-// The short-job lane (off unless `lane_cores` > 0; docs/uwfq-beyond-the-paper.md finding 7):
-// a task of a long job (work above `lane_work`, or above the mean work of the last jobs that left
-// the queue) does not start when that would leave fewer than lane_cores of C free while long
+// The short-job lane (off unless `lane_cores` is > 0 or auto; docs/uwfq-beyond-the-paper.md finding
+// 7): a task of a long job (work above `lane_work`, or above the mean work of the last jobs that
+// left the queue) does not start when that would leave fewer than lane_cores of C free while long
 // tasks run; next() then returns the first flow's best job that is short, passing over at most
 // kLaneScan flows. Without it, equal pieces of a heavy job end together and a short job arriving
 // between two such waves waits for the next one (finding 3). The cores it keeps idle are the
@@ -89,8 +89,11 @@ struct FairQueueOptions {
   // lane_cores of C free (one always may when none runs), so a short job arriving while long ones
   // fill the cluster finds a core free instead of waiting for the first piece to end. 0 = no
   // lane. lane_work unset: the mean work of the last kLaneWindow jobs that left the queue,
-  // recomputed every 16 (none yet: no job is long).
+  // recomputed every 16 (none yet: no job is long). lane_auto (`lane_cores: auto`): the lane
+  // sizes itself to twice the cores short jobs' tasks held on average over the last
+  // kLaneTau_s seconds (at least 1, at most C / 16); lane_cores is then ignored.
   int lane_cores = 0;
+  bool lane_auto = false;
   std::optional<double> lane_work;
 
   // Errors: invalid_argument for a weight (user or job) that is not a positive finite number, a
@@ -134,8 +137,11 @@ class VirtualFairQueue : public QueuePolicy {
   // (infinity while the median has no sample).
   double long_cores() const { return long_cores_; }
   double lane_cutoff() const { return lane_cutoff_; }
+  // The lane's width now: lane_cores, or what lane_auto made of the short jobs' demand.
+  int lane_width() const { return lane_width_; }
 
   static constexpr std::size_t kLaneWindow = 256;
+  static constexpr double kLaneTau_s = 60;  // lane_auto's averaging time
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -380,21 +386,28 @@ class VirtualFairQueue : public QueuePolicy {
   std::vector<std::uint32_t> job_of_task_;  // by task id; kNone = not queued
   std::size_t size_ = 0;
 
-  // The short-job lane (FairQueueOptions::lane_cores); all idle when it is 0.
+  // The short-job lane (FairQueueOptions::lane_cores, lane_auto); all idle when it is off.
+  bool lane_on() const { return options_.lane_cores > 0 || options_.lane_auto; }
   bool holds_back(const Job& j) const {
-    return j.work > lane_cutoff_ && long_cores_ > 0 &&
-           capacity_ - running_cores_ - 1 < options_.lane_cores;
+    return j.work > lane_cutoff_ && long_cores_ > 0 && capacity_ - running_cores_ - 1 < lane_width_;
   }
   void note_job_work(double work);
+  // lane_auto: folds the short cores held since the last call into their average, resizes.
+  void size_lane(TimePoint now);
   struct Running {
     float cores = 0;  // 0: not running (or started before the lane counted it)
     bool is_long = false;
+    bool is_short = false;  // neither for a service
   };
   static constexpr std::size_t kLaneScan = 64;  // flows next() passes over looking for a short job
   std::vector<FlowReadyEntry> lane_passed_;     // those it passed over (kept for its capacity)
   std::vector<Running> running_;                // by task id
   double running_cores_ = 0;                    // held by the tasks this queue started
   double long_cores_ = 0;                       // of which by long jobs' tasks
+  double short_cores_ = 0;                      // and by short jobs' (not services)
+  int lane_width_ = 0;                          // lane_cores, or lane_auto's current width
+  double short_avg_ = 0;                        // lane_auto: short_cores_ averaged over time
+  double short_avg_at_ = 0;                     // lane_auto: when short_avg_ was last folded
   double lane_cutoff_ = std::numeric_limits<double>::infinity();
   std::vector<double> lane_window_;  // the last kLaneWindow jobs' work, a ring
   std::size_t lane_next_ = 0;        // where the ring writes next

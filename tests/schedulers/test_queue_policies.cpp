@@ -482,6 +482,10 @@ TEST_CASE("Schedulers.Uwfq.LaneOptionsAreCheckedWhereTheyAreWritten") {
                                          "must be a whole number of cores") != std::string::npos);
   auto fraction = make({option("lane_cores", "1.5")});
   CHECK_FALSE(fraction.ok());
+  CHECK(make({option("lane_cores", "auto")}).ok());
+  auto word = make({option("lane_cores", "often")});
+  REQUIRE_FALSE(word.ok());
+  CHECK(word.status().message().find("or 'auto', got 'often'") != std::string::npos);
   auto zero_work = make({option("lane_work", "0")});
   REQUIRE_FALSE(zero_work.ok());
   CHECK(zero_work.status().message().find("'lane_work' of queue policy 'uwfq' must be a "
@@ -490,6 +494,32 @@ TEST_CASE("Schedulers.Uwfq.LaneOptionsAreCheckedWhereTheyAreWritten") {
   FairQueueOptions bad = fq_options(4);
   bad.lane_cores = -2;
   CHECK_FALSE(UwfqQueue::create(std::move(bad)).ok());
+}
+
+TEST_CASE("Schedulers.Uwfq.AnAutoLaneFollowsTheShortJobsDemandWithinBounds") {
+  // 64 cores: the auto lane is 1 to 4 (C / 16) cores wide, twice the short cores held on average
+  // over the last minute or so.
+  FairQueueOptions o = fq_options(64);
+  o.lane_auto = true;
+  o.lane_work = 10;
+  UwfqQueue q(std::move(o));
+  Harness h(64);
+  CHECK(q.lane_width() == 1);
+  // Three short jobs hold 3 cores for 300 s (five averaging times): 2 x 3 = 6, capped at 4.
+  std::vector<TaskId> shorts;
+  for (int i = 0; i < 3; ++i) shorts.push_back(h.add(q, "light", "s" + std::to_string(i), 1));
+  for (int i = 0; i < 3; ++i) h.start_next(q);
+  for (TaskId t : shorts) q.on_finish(h.tasks[t], TaskState::succeeded, 300s, h.time(300));
+  CHECK(q.lane_width() == 4);
+  // A long job now leaves the 4 free: 60 of its tasks start, the 61st would eat the lane.
+  std::vector<TaskId> longs;
+  for (int i = 0; i < 64; ++i) longs.push_back(h.add(q, "heavy", "big", 5, 300));
+  for (int i = 0; i < 60; ++i) h.start_next(q, 300);
+  CHECK_FALSE(h.next(q, 300).has_value());
+  // Five minutes without short work: the average decays and the lane is 1 core again.
+  q.on_finish(h.tasks[longs.front()], TaskState::succeeded, 300s, h.time(600));
+  CHECK(q.lane_width() == 1);
+  CHECK(h.next(q, 600).has_value());
 }
 
 TEST_CASE("Schedulers.Uwfq.LaneLetsALaterShortJobPassAHeldLongOne") {
