@@ -12,6 +12,9 @@
 // goes to the front of its user's chain and moves the deadline of each of the user's queued jobs
 // (the order that cost O(jobs per user) per arrival before the chain kept prefix sums). Its
 // cluster has 64 cores, so V crawls and the users' chains (100 or 1,000 jobs each) stay whole.
+// "decisions_lane/uwfq_*" is uwfq with the short-job lane (lane_cores 2 or auto): the lane's
+// bookkeeping per start and finish (the running tasks' cores, auto's time average, the work
+// cutoff); on a cluster this large it never holds a task back.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -25,11 +28,20 @@ namespace {
 
 using namespace chorus;
 
-void run_decisions(benchmark::State& state, const std::string& policy, bool overtaking) {
+void run_decisions(benchmark::State& state, const std::string& policy, bool overtaking,
+                   const std::string& lane = {}) {
   const auto queued = static_cast<std::size_t>(state.range(0));
   constexpr std::size_t kUsers = 1000;
   auto registry = PolicyRegistry::with_builtins();
-  auto made = registry.make_queue(policy);
+  PolicyOptions options;
+  if (!lane.empty()) {
+    const OptionOrigin here{"bench_queue_policies"};
+    OptionEntry e{"lane_cores", here, {}};
+    e.value.text = lane;
+    e.value.at = here;
+    options.set(e);
+  }
+  auto made = registry.make_queue(policy, options);
   if (!made.ok()) {
     state.SkipWithError(made.status().message().c_str());
     return;
@@ -92,6 +104,10 @@ void decisions_overtaking(benchmark::State& state, const std::string& policy) {
   run_decisions(state, policy, true);
 }
 
+void decisions_lane(benchmark::State& state, const std::string& lane) {
+  run_decisions(state, "uwfq", false, lane);
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(decisions, fifo, std::string("fifo"))->Arg(100000);
@@ -100,3 +116,5 @@ BENCHMARK_CAPTURE(decisions, ujf, std::string("ujf"))->Arg(100000);
 BENCHMARK_CAPTURE(decisions, cfq, std::string("cfq"))->Arg(100000);
 BENCHMARK_CAPTURE(decisions, uwfq, std::string("uwfq"))->Arg(10000)->Arg(100000)->Arg(1000000);
 BENCHMARK_CAPTURE(decisions_overtaking, uwfq, std::string("uwfq"))->Arg(100000)->Arg(1000000);
+BENCHMARK_CAPTURE(decisions_lane, uwfq_2, std::string("2"))->Arg(100000);
+BENCHMARK_CAPTURE(decisions_lane, uwfq_auto, std::string("auto"))->Arg(100000);
