@@ -39,9 +39,11 @@ def main():
     ap.add_argument("--scale", type=float, default=0.1)
     ap.add_argument("--mixes", default=",".join(MIXES))
     ap.add_argument("--piece-order", default="listed", choices=["listed", "interleaved"])
-    ap.add_argument("--lane", type=int, default=0,
-                    help="also run uwfq with lane_cores=N (the short-job lane) beside")
+    ap.add_argument("--lane", default="",
+                    help="also run uwfq with lane_cores=N or auto (the short-job lane) beside")
     args = ap.parse_args()
+    if args.lane == "0":
+        args.lane = ""
     mixes = args.mixes.split(",")
     policies = POLICIES + ([f"uwfq-lane{args.lane}"] if args.lane else [])
     runs = {m: {p: [] for p in policies} for m in mixes}
