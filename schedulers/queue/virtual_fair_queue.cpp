@@ -335,7 +335,7 @@ void VirtualFairQueue::release_job_if_done(std::uint32_t job) {
     auto it = job_by_key_.find(j.key);
     if (it != job_by_key_.end() && it->second == job) job_by_key_.erase(it);
   }
-  if (lane_on() && !options_.lane_work) note_job_work(j.work);
+  if (lane_on() && !options_.lane_work) note_job_work(j.submitted);
   TaskFifo storage = std::move(j.queued);
   storage.clear();
   j = Job{};
@@ -375,6 +375,7 @@ void VirtualFairQueue::on_ready(const TaskSpec& task, TimePoint now) {
     if (old_tail != kNone) release_job_if_done(old_tail);
   }
   Job& j = jobs_[job];
+  j.submitted += work;
   j.queued.push_back(task.id);
   ++j.live;
   mark_ready(job);
@@ -606,7 +607,7 @@ void VirtualFairQueue::on_start(const TaskSpec& task, TimePoint now) {
     // uses them has, so long cores they held would keep long tasks out for good.
     const auto cores = static_cast<float>(task.total().cores);
     const bool is_long =
-        task.kind != TaskKind::service && jobs_[job_of_task_[task.id]].work > lane_cutoff_;
+        task.kind != TaskKind::service && jobs_[job_of_task_[task.id]].submitted > lane_cutoff_;
     const bool is_short = task.kind != TaskKind::service && !is_long;
     running_[task.id] = Running{cores, is_long, is_short};
     running_cores_ += cores;
@@ -637,8 +638,8 @@ void VirtualFairQueue::on_finish(const TaskSpec& task, TaskState /*outcome*/, Du
 // An exponential average over time of the cores short jobs held; twice that, so the lane is
 // about half used by the demand it has seen and grows when short jobs fill it (they then hold
 // all of it, the average rises). At most C / 16: under a high load, short jobs hold many cores
-// on average, and a lane of C / 4 left long work too few (zipf on 8x4: small jobs 2.0x FAIR's,
-// 0.78x at C / 16; docs/uwfq-beyond-the-paper.md finding 7). Called before short_cores_
+// on average, and a lane of C / 4 left long work too few (zipf on 8x4: small jobs 2.3x FAIR's,
+// 0.79x at C / 16; docs/uwfq-beyond-the-paper.md finding 7). Called before short_cores_
 // changes, so each interval is weighed with the value it had.
 void VirtualFairQueue::size_lane(TimePoint now) {
   const double t = seconds_since_epoch(now);

@@ -294,8 +294,11 @@ class VirtualFairQueue : public QueuePolicy {
     double deadline = 0;  // cfq; uwfq: frozen when the job leaves the chain (job_deadline)
     // uwfq:
     double ud = 0;
-    double work = 0;       // R_j, core-seconds submitted so far
-    double weight = 1;     // w_j
+    double work = 0;    // R_j: what the user's chain has still to serve of it
+    double weight = 1;  // w_j
+    // Core-seconds submitted (uwfq and cfq): whether the lane counts the job as long; not
+    // `work`, which settle_chain shrinks as the virtual system serves the job.
+    double submitted = 0;
     std::size_t live = 0;  // queued tasks not removed
     TaskFifo queued;       // may hold removed tasks, skipped lazily
     std::string key;       // empty for one-task jobs
@@ -389,7 +392,8 @@ class VirtualFairQueue : public QueuePolicy {
   // The short-job lane (FairQueueOptions::lane_cores, lane_auto); all idle when it is off.
   bool lane_on() const { return options_.lane_cores > 0 || options_.lane_auto; }
   bool holds_back(const Job& j) const {
-    return j.work > lane_cutoff_ && long_cores_ > 0 && capacity_ - running_cores_ - 1 < lane_width_;
+    return j.submitted > lane_cutoff_ && long_cores_ > 0 &&
+           capacity_ - running_cores_ - 1 < lane_width_;
   }
   void note_job_work(double work);
   // lane_auto: folds the short cores held since the last call into their average, resizes.

@@ -432,6 +432,38 @@ TEST_CASE("Schedulers.Uwfq.LaneKeepsCoresFreeForShortJobsAndNeverStallsLongOnes"
   CHECK(h.next(q, 5).has_value());
 }
 
+TEST_CASE("Schedulers.Cfq.LaneKeepsCoresFreeForShortJobsToo") {
+  FairQueueOptions o = fq_options(4);
+  o.lane_cores = 1;
+  o.lane_work = 10;
+  CfqQueue q(std::move(o));
+  Harness h(4);
+  for (int i = 0; i < 8; ++i) h.add(q, "heavy", "big", 5);
+  for (int i = 0; i < 3; ++i) h.start_next(q);
+  CHECK(q.long_cores() == doctest::Approx(3));
+  CHECK_FALSE(h.next(q).has_value());
+  TaskId light = h.add(q, "light", "small", 1, 0.1);
+  CHECK(h.start_next(q, 0.1) == light);
+}
+
+TEST_CASE("Schedulers.Uwfq.AJobStaysLongWhileTheVirtualSystemServesIt") {
+  // 4 cores, heavy alone: V runs at 4 units/s, so by t = 8 the user's chain has served 32 of the
+  // long job's 40 core-seconds. What is left of it (8) is below lane_work; what it is (40) is not.
+  FairQueueOptions o = fq_options(4);
+  o.lane_cores = 1;
+  o.lane_work = 10;
+  UwfqQueue q(std::move(o));
+  Harness h(4);
+  for (int i = 0; i < 8; ++i) h.add(q, "heavy", "big", 5);
+  for (int i = 0; i < 3; ++i) h.start_next(q);
+  h.add(q, "heavy", "other", 0.1, 8);  // the user's chain is settled at its arrival
+  auto n = h.next(q, 8);
+  REQUIRE(n.has_value());
+  CHECK(h.tasks[*n].job == "other");
+  q.on_start(h.tasks[*n], h.time(8));
+  CHECK_FALSE(h.next(q, 8).has_value());
+}
+
 TEST_CASE("Schedulers.Uwfq.LaneCutoffIsTheMeanWorkOfJobsThatLeftTheQueue") {
   FairQueueOptions o = fq_options(2);
   o.lane_cores = 1;
