@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 namespace chorus::kube {
@@ -290,11 +291,8 @@ void PodLauncher::on_pod(LaunchHandle h, const std::string& type, const nlohmann
     return;
   }
   if (!o) {
-    if (a.follows == 0 && !a.stdout_path.empty() && container_started(pod)) {
-      logs_->follow(a.pod, a.stdout_path);
-      a.follows = 1;
-      a.following = true;
-    }
+    if (a.follows == 0 && !a.follow_at && !a.stdout_path.empty() && container_started(pod))
+      a.follow_at = Clock::now() + kFollowAfter;  // poll() starts the stream then
     return;
   }
   a.ending = true;
@@ -302,19 +300,18 @@ void PodLauncher::on_pod(LaunchHandle h, const std::string& type, const nlohmann
     a.outcome = *o;  // reported when its stream ends: the container's end closes it
     return;
   }
-  report(h, *o, out);
+  report(h, *o);
 }
 
-void PodLauncher::on_log_ended(const EndedLog& e, std::vector<StateUpdate>& out) {
+void PodLauncher::on_log_ended(const EndedLog& e) {
   auto p = by_pod_.find(e.pod);
   if (p == by_pod_.end()) return;  // cancelled, timed out or lost meanwhile
   LaunchHandle h = p->second;
   Attempt& a = attempts_.at(h);
   a.following = false;
-  a.log_complete = e.complete;
   if (a.outcome) {
     PodOutcome o = *a.outcome;
-    report(h, o, out);
+    report(h, o);
   } else if (!e.complete && a.follows < 3) {
     logs_->follow(a.pod, a.stdout_path);  // the connection dropped while the task runs
     ++a.follows;
@@ -322,21 +319,22 @@ void PodLauncher::on_log_ended(const EndedLog& e, std::vector<StateUpdate>& out)
   }
 }
 
-void PodLauncher::report(LaunchHandle h, const PodOutcome& o, std::vector<StateUpdate>& out) {
+void PodLauncher::report(LaunchHandle h, const PodOutcome& o) {
   Attempt& a = attempts_.at(h);
-  if (a.log_complete) {
-    finish(h, o.kind, o.exit_code, o.message, out);
-    return;
-  }
   // The log, then the final update: both from the worker, so the coordinator reads the task's
-  // output file only once it is complete.
+  // output file only once it is complete. Fetched even after a stream that ended well: the
+  // kubelet ends a followed log when the container exits, sometimes before the container's last
+  // lines reached the log file (kubernetes/kubernetes#36567; seen here on 1.20 as a missing last
+  // line of an adopted Pod), so only a read after the end is the whole log.
   std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + a.pod + "/log";
   std::string file = a.stdout_path;
   post([this, h, path, file, o](KubeClient& c) {
     auto r = c.raw("GET", path);
-    if (!file.empty()) {
+    // A fetch that failed (the server away, the Pod gone) keeps what the stream wrote.
+    const bool got = r && r->code == 200;
+    if (!file.empty() && (got || !std::filesystem::exists(file))) {
       std::ofstream f(file, std::ios::binary | std::ios::trunc);
-      if (r && r->code == 200) f << r->body;
+      if (got) f << r->body;
     }
     Done d;
     d.handle = h;
@@ -380,7 +378,7 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
     }
     std::vector<EndedLog> ended;
     logs_->take_ended(ended);
-    for (const auto& e : ended) on_log_ended(e, out);
+    for (const auto& e : ended) on_log_ended(e);
     if (std::string why = watch_->failed(); !why.empty()) {
       std::vector<LaunchHandle> all;
       for (const auto& [h, a] : attempts_)
@@ -388,8 +386,16 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
       for (auto h : all) finish(h, UpdateKind::lost, 0, why, out);
     }
   }
-  // Timeouts: delete the Pod, report now.
+  // Streams of the containers that have run kFollowAfter: a task that ends sooner is fetched
+  // once at its end and costs no stream.
   auto now = Clock::now();
+  for (auto& [h, a] : attempts_)
+    if (logs_ && a.follow_at && now >= *a.follow_at && !a.ending && a.follows == 0) {
+      logs_->follow(a.pod, a.stdout_path);
+      a.follows = 1;
+      a.following = true;
+    }
+  // Timeouts: delete the Pod, report now.
   std::vector<LaunchHandle> expired;
   for (const auto& [h, a] : attempts_)
     if (a.deadline && now >= *a.deadline && !a.ending) expired.push_back(h);
@@ -424,8 +430,11 @@ Status PodLauncher::cancel(LaunchHandle handle) {
 
 std::optional<TimePoint> PodLauncher::next_deadline() const {
   std::optional<TimePoint> next;
-  for (const auto& [h, a] : attempts_)
-    if (a.deadline && !a.ending && (!next || *a.deadline < *next)) next = a.deadline;
+  for (const auto& [h, a] : attempts_) {
+    if (a.ending) continue;
+    if (a.deadline && (!next || *a.deadline < *next)) next = a.deadline;
+    if (a.follow_at && a.follows == 0 && (!next || *a.follow_at < *next)) next = a.follow_at;
+  }
   return next;
 }
 

@@ -1,7 +1,8 @@
 // PodLauncher: every task attempt a Pod (pod_spec.hpp), created through the API; status from ONE
 // watch of the run's Pods (pod_watch.hpp); the Pod's log fetched into the task's stdout file
-// while it runs (log_follower.hpp). Requests per task: the create and the log stream; the run's
-// Pods are deleted by ONE collection DELETE at shutdown().
+// while it runs (log_follower.hpp). Requests per task: the create and the log fetch at the end,
+// plus the log stream for a task that runs longer than kFollowAfter; the run's Pods are deleted
+// by ONE collection DELETE at shutdown().
 //
 // Contract (beyond Launcher's):
 // - Requests never run on the coordinator's thread: creates, deletes and log fetches go to a
@@ -63,6 +64,10 @@ struct PodLauncherOptions {
   WorkdirClaim workdir_claim;
 };
 
+// How long a container runs before its log is streamed: a shorter task's log is only fetched at
+// its end (one request instead of two), a longer one's shows in `chorus logs` while it runs.
+inline constexpr Duration kFollowAfter = std::chrono::seconds(1);
+
 class PodLauncher final : public Launcher {
  public:
   explicit PodLauncher(PodLauncherOptions options);
@@ -101,11 +106,11 @@ class PodLauncher final : public Launcher {
     std::optional<TimePoint> deadline;
     Duration grace{0};
     bool ending = false;  // final state seen, log being fetched
-    // The log followed live (log_follower.hpp) since the container started; the final update
-    // waits for the stream's end, and only an incomplete stream costs a fetch at the end.
+    // The log followed live (log_follower.hpp) from kFollowAfter after the container started;
+    // the final update waits for the stream's end and a fetch of the whole log (report()).
+    std::optional<TimePoint> follow_at;
     int follows = 0;  // streams started (one, again after a drop while it runs)
     bool following = false;
-    bool log_complete = false;
     std::optional<PodOutcome> outcome;  // seen before the stream ended
     bool service = false;               // a service replica: `readiness` follows its Pod
     ReplicaReadiness readiness;
@@ -130,9 +135,9 @@ class PodLauncher final : public Launcher {
   void on_pod(LaunchHandle h, const std::string& type, const nlohmann::json& pod,
               std::vector<StateUpdate>& out);
   void adopt(LaunchHandle h, const std::string& pod, std::vector<StateUpdate>& out);
-  void on_log_ended(const EndedLog& e, std::vector<StateUpdate>& out);
-  // The final update: now when the followed log is complete, else after fetching it.
-  void report(LaunchHandle h, const PodOutcome& o, std::vector<StateUpdate>& out);
+  void on_log_ended(const EndedLog& e);
+  // The final update, after fetching the whole log.
+  void report(LaunchHandle h, const PodOutcome& o);
   // Worker thread: the run's Pods from an earlier session, listed once before the first create.
   void list_previous(KubeClient& c);
   std::string take_adoptable(const Adoption& a);
