@@ -237,6 +237,8 @@ Result<RunOutcome> run_workflow(const WorkflowGraph& graph, const RunOptions& op
   copts.on_task_done = options.on_task_done;
   copts.run_token = run.token;
   copts.lost_requeues = backend->lost_requeues();
+  // What the backend adopts holds its node: the resumed attempt goes back there.
+  copts.resume_in_place = backend->adopts_running_work();
   if (NodeFactsSource* facts = backend->facts_source(); facts != nullptr) {
     facts->set_probe_targets(graph.sources);
     copts.facts = facts;

@@ -310,6 +310,15 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     tasks_[t.id].attempt = r.attempt;  // new attempts continue the numbering (logs are kept)
     // A service's success is that it was stopped: it runs again if the resumed work needs it.
     if (t.kind == TaskKind::service) return;
+    if (options_.resume_in_place && r.state == TaskState::running && !r.node.empty()) {
+      const auto& nodes = cluster_.nodes();
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].name == r.node) {
+          in_place_.push_back({t.id, static_cast<int>(i)});
+          break;
+        }
+      }
+    }
     if (r.state == TaskState::succeeded && r.fingerprint == spec_fingerprint(t)) {
       tasks_.skip_succeeded(t.id);
     } else if (r.state == TaskState::cancelled && is_dropped_detail(r.detail) &&
@@ -374,6 +383,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   void dispatch() {
     if (queue_.size() == 0) return;
     auto t = now();
+    if (!in_place_.empty()) dispatch_in_place(t);
     ClusterView view{cluster_.views(), t};
     while (true) {
       auto next = queue_.next(view);
@@ -406,39 +416,73 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
           options_.facts != nullptr) {
         why = &observe_features(spec, where.node, t);
       }
-      if (!tasks_.move(spec.id, TaskState::running)) return;
-      queue_.on_start(spec, t);
-      auto& r = tasks_[spec.id];
-      r.attempt += 1;
-      r.node = where.node;
-      r.started = t;
-      ++placed_[slot];
-      cluster_.reserve(spec, where);
-      TaskEvent e;
-      e.task = spec.id;
-      e.name = spec.name;
-      e.attempt = r.attempt;
-      e.state = TaskState::running;
-      e.time = wall_now();
-      r.fingerprint = spec_fingerprint(spec);
-      e.fingerprint = r.fingerprint;
-      e.kind = spec.kind;
-      e.cores = spec.total().cores;
-      if (where.shares.empty()) {
-        e.node = cluster_.node(where.node).name;
-      } else {
-        std::string& field = event_text_.emplace_back();
-        for (const auto& share : where.shares) {
-          append_node_field(field, cluster_.node(share.node).name,
-                            static_cast<std::int64_t>(share.ranks) * spec.per_rank.cores);
-        }
-        e.node = field;
-        spreads_[spec.id] = std::move(where.shares);
-      }
-      events_.push_back(std::move(e));
-      if (why != nullptr) queue_placement(spec.id, r.attempt, *why);
-      to_launch_.push_back(spec.id);
+      if (!start_placed(spec, where, t, why)) return;
     }
+  }
+
+  // Resume in place (CoordinatorOptions::resume_in_place): each task whose attempt ran on a
+  // node when the earlier session ended goes there first, while the node has room for it; once
+  // tried, a task is placed as any other.
+  void dispatch_in_place(TimePoint t) {
+    std::size_t kept = 0;
+    for (const auto& [id, node] : in_place_) {
+      if (tasks_.state(id) != TaskState::ready) {
+        if (!is_terminal(tasks_.state(id))) in_place_[kept++] = {id, node};  // parked: later
+        continue;
+      }
+      const TaskSpec& spec = spec_at(id);
+      Launcher* launcher = launchers_[static_cast<std::size_t>(spec.kind)];
+      std::size_t slot = slot_of_kind_[static_cast<std::size_t>(spec.kind)];
+      if (launcher->in_flight() + placed_[slot] >= options_.max_in_flight_per_launcher) {
+        in_place_[kept++] = {id, node};
+        continue;
+      }
+      if (!spec.total().fits_in(cluster_.view(node).free)) continue;
+      Placement where;
+      where.fit = Fit::now;
+      where.node = node;
+      if (!start_placed(spec, where, t, nullptr)) return;  // on_start takes it off the queue
+    }
+    in_place_.resize(kept);
+  }
+
+  // Starts `spec` where `where` puts it: running in the table, booked, its event queued for the
+  // journal, its launch queued. False when the table refused the move (its error stops the run).
+  bool start_placed(const TaskSpec& spec, Placement& where, TimePoint t,
+                    const PlacementExplanation* why) {
+    if (!tasks_.move(spec.id, TaskState::running)) return false;
+    queue_.on_start(spec, t);
+    auto& r = tasks_[spec.id];
+    r.attempt += 1;
+    r.node = where.node;
+    r.started = t;
+    ++placed_[slot_of_kind_[static_cast<std::size_t>(spec.kind)]];
+    cluster_.reserve(spec, where);
+    TaskEvent e;
+    e.task = spec.id;
+    e.name = spec.name;
+    e.attempt = r.attempt;
+    e.state = TaskState::running;
+    e.time = wall_now();
+    r.fingerprint = spec_fingerprint(spec);
+    e.fingerprint = r.fingerprint;
+    e.kind = spec.kind;
+    e.cores = spec.total().cores;
+    if (where.shares.empty()) {
+      e.node = cluster_.node(where.node).name;
+    } else {
+      std::string& field = event_text_.emplace_back();
+      for (const auto& share : where.shares) {
+        append_node_field(field, cluster_.node(share.node).name,
+                          static_cast<std::int64_t>(share.ranks) * spec.per_rank.cores);
+      }
+      e.node = field;
+      spreads_[spec.id] = std::move(where.shares);
+    }
+    events_.push_back(std::move(e));
+    if (why != nullptr) queue_placement(spec.id, r.attempt, *why);
+    to_launch_.push_back(spec.id);
+    return true;
   }
 
   // The chosen node's features as an explanation with no estimate (reused scratch).
@@ -954,6 +998,8 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   const std::unordered_map<std::string_view, const TaskRecord*>* previous_by_name_ = nullptr;
   std::vector<TaskId> done_;     // ended since the handlers last ran
   std::vector<TaskId> skipped_;  // succeeded in an earlier session (resume)
+  // Resume in place: tasks running on a node when the earlier session ended, with that node.
+  std::vector<std::pair<TaskId, int>> in_place_;
   std::vector<TaskEvent> events_;
   // Process groups launched since the last flush, journaled with the next events (at the latest
   // kGroupJournalDelay after the first of them): until then a SIGKILLed coordinator's resume

@@ -126,6 +126,12 @@ struct CoordinatorOptions {
   // task; then losses count as failed attempts. 0: every loss is a failed attempt. A served
   // instance on pilot jobs sets it: a pilot ending is the site's doing, not the task's.
   std::uint32_t lost_requeues = 0;
+  // On resume: a task whose attempt was running when the earlier session ended is placed first,
+  // on the node that attempt ran on, without asking the placement policy (while that node has
+  // room for it; else it is placed as any other). For a site that adopts what still runs
+  // (ExecutionBackend::adopts_running_work: Kubernetes' Pods), whose resources are really in use
+  // there: placed elsewhere, the node would be booked as free while the adopted work holds it.
+  bool resume_in_place = false;
 };
 
 struct FailedTask {

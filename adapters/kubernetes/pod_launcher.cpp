@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "adapters/kubernetes/run_objects.hpp"
+
 namespace chorus::kube {
 namespace {
 
@@ -110,7 +112,7 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
     if (run_.empty())
       return invalid_argument("the Kubernetes launcher needs CHORUS_RUN_ID in the request");
     token_ = label_value(env_value(request.env, "CHORUS_RUN_TOKEN"));
-    selector_ = token_.empty() ? "chorus.run%3D" + run_ : "chorus.token%3D" + token_;
+    selector_ = token_.empty() ? "chorus.run%3D" + run_ : token_selector(token_);
     // The token's head in Pod and Service names: two runs with one id in a namespace never
     // collide.
     name_stem_ = token_.empty() ? run_ : run_ + "-" + token_.substr(0, 8);
@@ -522,24 +524,7 @@ std::optional<ReplicaReadiness> PodLauncher::readiness(LaunchHandle handle) cons
 
 Status PodLauncher::delete_services(KubeClient& c) {
   if (service_objects_.empty()) return {};
-  const std::string path =
-      "/api/v1/namespaces/" + namespace_ + "/services?labelSelector=" + selector_;
-  auto r = c.raw("DELETE", path);
-  if (!r) return r.status();
-  if (r->code >= 200 && r->code < 300) return {};
-  if (r->code != 405)
-    return http_error(*r, "delete services in namespace " + namespace_, c.config());
-  // Before Kubernetes 1.23 Services have no collection DELETE: list the run's, delete each.
-  auto listed = c.request("GET", path, nullptr, "list services in namespace " + namespace_);
-  if (!listed) return listed.status();
-  for (const auto& item : (*listed)["items"]) {
-    std::string name = item["metadata"].value("name", "");
-    auto d = c.raw("DELETE", "/api/v1/namespaces/" + namespace_ + "/services/" + name);
-    if (!d) return d.status();
-    if (d->code != 404 && (d->code < 200 || d->code >= 300))
-      return http_error(*d, "delete services in namespace " + namespace_, c.config());
-  }
-  return {};
+  return delete_run_services(c, namespace_, selector_);
 }
 
 }  // namespace chorus::kube

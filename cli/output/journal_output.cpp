@@ -170,9 +170,9 @@ void Output::run_already_ended(const std::string& run_id, RunStatus status) cons
   std::fprintf(out_, "%s is already %s\n", run_id.c_str(), to_string(status));
 }
 
-void Output::run_marked_cancelled(const std::string& run_id) const {
-  std::fprintf(out_, "%s was not running (its coordinator is gone); marked cancelled\n",
-               run_id.c_str());
+void Output::run_marked_cancelled(const std::string& run_id, const std::string& done) const {
+  std::fprintf(out_, "%s was not running (its coordinator is gone); marked cancelled%s%s\n",
+               run_id.c_str(), done.empty() ? "" : "; ", done.c_str());
 }
 
 void Output::run_cancelling(const std::string& run_id, std::int64_t coordinator_pid) const {

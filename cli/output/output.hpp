@@ -71,7 +71,9 @@ class Output {
   void environment(const std::vector<std::pair<std::string, std::string>>& variables) const;
   // `chorus cancel`, in the order things happen.
   void run_already_ended(const std::string& run_id, RunStatus status) const;
-  void run_marked_cancelled(const std::string& run_id) const;
+  // `done`: what was stopped of what the run had left running ("stopped 2 processes it had left
+  // running"), or why nothing could be; "" when there was nothing to say.
+  void run_marked_cancelled(const std::string& run_id, const std::string& done) const;
   void run_cancelling(const std::string& run_id, std::int64_t coordinator_pid) const;
   void run_ended(const std::string& run_id, RunStatus status) const;
   // `chorus why`: the candidates with their predictions, the basis, what drove the choice.

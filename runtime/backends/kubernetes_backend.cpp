@@ -6,6 +6,7 @@
 #include "adapters/inproc/inproc_launcher.hpp"
 #include "adapters/kubernetes/kube_cluster.hpp"
 #include "adapters/kubernetes/pod_launcher.hpp"
+#include "adapters/kubernetes/run_objects.hpp"
 #include "runtime/backends/local_backend.hpp"
 
 namespace chorus {
@@ -91,6 +92,21 @@ class KubernetesBackend final : public ExecutionBackend {
 };
 
 }  // namespace
+
+Result<std::size_t> delete_kubernetes_run(const KubernetesBackendOptions& options,
+                                          const std::string& token) {
+  if (token.empty()) return invalid_argument("the run has no token (journaled by an older build)");
+  auto config = kube::resolve_kube_config(options.kubeconfig, options.context);
+  if (!config) return config.status();
+  const std::string ns =
+      options.namespace_name.empty() ? config->namespace_name : options.namespace_name;
+  kube::KubeClient client(*config);
+  const std::string selector = kube::token_selector(token);
+  auto pods = kube::delete_run_pods(client, ns, selector, options.kill_grace);
+  if (!pods) return pods.status();
+  if (Status s = kube::delete_run_services(client, ns, selector); !s.ok()) return s;
+  return *pods;
+}
 
 std::unique_ptr<ExecutionBackend> make_kubernetes_backend(KubernetesBackendOptions options) {
   return std::make_unique<KubernetesBackend>(std::move(options));

@@ -40,4 +40,10 @@ struct KubernetesBackendOptions {
 
 std::unique_ptr<ExecutionBackend> make_kubernetes_backend(KubernetesBackendOptions options);
 
+// `chorus cancel` of a run whose coordinator is gone: the run's Pods (label chorus.token=`token`)
+// deleted with `options.kill_grace`, then its Services, in `options`' cluster and namespace.
+// Returns how many Pods were still running or pending.
+Result<std::size_t> delete_kubernetes_run(const KubernetesBackendOptions& options,
+                                          const std::string& token);
+
 }  // namespace chorus

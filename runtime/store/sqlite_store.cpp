@@ -1124,6 +1124,11 @@ Result<RunState> SqliteStore::replay(std::string_view run_id) {
         started[*slot] = 1;
       }
       rec.last_start = time;
+      if (sqlite3_column_type(stmt, 11) == SQLITE_NULL) {
+        rec.node.clear();
+      } else {
+        rec.node.assign(column_view(stmt, 11));
+      }
     } else if (is_terminal(rec.state)) {
       rec.end = time;
     }

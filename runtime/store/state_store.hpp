@@ -144,6 +144,7 @@ struct TaskRecord {
   double last_start = 0;
   double end = 0;  // last terminal event, 0 if none
   std::string detail;
+  std::string node;  // the last 'running' event's node field ("" if none)
 };
 
 struct RunState {

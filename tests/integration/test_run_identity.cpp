@@ -96,6 +96,42 @@ TEST_CASE("Integration.RunIdentity.ResumeKillsOnlyItsOwnRunsTasksWhenIdsRepeat")
   CHECK(wait_process(coord_b) == 130);
 }
 
+// `chorus cancel` of a run whose coordinator was killed outright stops the tasks it left running
+// (as a resume would), and only that run's: the other folder's run of the same id runs on.
+TEST_CASE("Integration.RunIdentity.CancelOfADeadCoordinatorsRunStopsOnlyItsOrphans") {
+  Reaper reaper;
+  TempDir a;
+  TempDir b;
+  write_file(a / "wf.yaml", kLongrun);
+  write_file(b / "wf.yaml", kLongrun);
+  pid_t coord_a = start_process({chorus_bin(), "run", "wf.yaml"}, a.path());
+  reaper.child(coord_a);
+  pid_t coord_b = start_process({chorus_bin(), "run", "wf.yaml"}, b.path());
+  reaper.child(coord_b);
+  REQUIRE(eventually([&] { return first_pid_in(a / "pids.log") > 0; }, 30));
+  REQUIRE(eventually([&] { return first_pid_in(b / "pids.log") > 0; }, 30));
+  const pid_t task_a = first_pid_in(a / "pids.log");
+  const pid_t task_b = first_pid_in(b / "pids.log");
+  reaper.group(task_a);
+  reaper.group(task_b);
+
+  ::kill(coord_a, SIGKILL);
+  CHECK(wait_process(coord_a) == 128 + SIGKILL);
+  REQUIRE(process_alive(task_a));  // the orphan
+  auto r = run_chorus({"cancel", "longrun-1"}, a.path());
+  INFO(r.out, r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("marked cancelled; stopped ") != std::string::npos);
+  CHECK(eventually([&] { return !process_alive(task_a); }, 5));
+  CHECK(run_status(a.path(), "longrun-1") == "cancelled");
+  CHECK(process_alive(task_b));
+  CHECK(run_status(b.path(), "longrun-1") == "running");
+
+  auto cancel = run_chorus({"cancel", "longrun-1"}, b.path());
+  CHECK(cancel.exit_code == 0);
+  CHECK(wait_process(coord_b) == 130);
+}
+
 TEST_CASE("Integration.RunIdentity.ReusedCoordinatorPidIsNeitherRunningNorSignalled") {
   Reaper reaper;
   TempDir dir;

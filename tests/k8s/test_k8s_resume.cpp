@@ -25,6 +25,24 @@ std::string phase_of_task(const nlohmann::json& pods, const std::string& task) {
   return "";
 }
 
+std::string node_of_task(const nlohmann::json& pods, const std::string& task) {
+  for (const auto& p : pods)
+    if (p["metadata"]["annotations"].value("chorus.task-name", "") == task)
+      return p["spec"].value("nodeName", "");
+  return "";
+}
+
+// The node of `task`'s attempt `attempt` as the journal recorded it.
+std::string journaled_node(const TempDir& dir, const std::string& task, int attempt) {
+  auto r = run_process({"sqlite3", dir / ".chorus/chorus.db",
+                        "SELECT node FROM events WHERE name = '" + task +
+                            "' AND state = 'running' AND attempt = " + std::to_string(attempt)},
+                       dir.path());
+  std::string node = r.out;
+  while (!node.empty() && (node.back() == '\n' || node.back() == '\r')) node.pop_back();
+  return node;
+}
+
 }  // namespace
 
 TEST_CASE("K8s.ResumeAdoptsThePodsAKilledCoordinatorLeftAndRunsNothingTwice") {
@@ -66,6 +84,9 @@ tasks:
       [&] { return phase_of_task(pods_labelled("chorus.run%3Dadopt-1"), "mid") == "Succeeded"; },
       60));
   CHECK(phase_of_task(pods_labelled("chorus.run%3Dadopt-1"), "long") == "Running");
+  const std::string long_node = node_of_task(pods_labelled("chorus.run%3Dadopt-1"), "long");
+  const std::string mid_node = node_of_task(pods_labelled("chorus.run%3Dadopt-1"), "mid");
+  REQUIRE(!long_node.empty());
 
   std::vector<std::string> resume = run;
   resume.push_back("--resume");
@@ -76,6 +97,9 @@ tasks:
   CHECK(read_lines(dir / "ran-long").size() == 1);
   CHECK(read_lines(dir / "ran-mid").size() == 1);
   CHECK(read_lines(dir / "ran-after").size() == 1);
+  // The adopted attempts are booked where their Pods ran, not where placement would put them now.
+  CHECK(journaled_node(dir, "long", 2) == long_node);
+  CHECK(journaled_node(dir, "mid", 2) == mid_node);
   // The adopted Pod's log is the task's output, like any attempt's.
   auto logs = run_process({chorus_bin(), "logs", "latest", "long"}, dir.path());
   CHECK(logs.out.find("long-output") != std::string::npos);

@@ -334,3 +334,55 @@ TEST_CASE("Runtime.CoordinatorLogic.MpiTaskSpreadOverNodesIsJournaledWithItsShar
   CHECK(events[0].node == "n1:4,n2:2");
   CHECK(events[0].cores == 6);
 }
+
+// A resumed run on a site that adopts what still runs (Kubernetes' Pods): the attempt that ran on
+// n1 when the earlier session ended goes back to n1, before the queue's other work, so n1's
+// cores are booked for the work that really holds them. Without the option the queue's order and
+// the placement policy decide (x, first in line, would take n1).
+TEST_CASE("Runtime.CoordinatorLogic.ResumeInPlacePutsARunningAttemptBackOnItsNode") {
+  for (const bool in_place : {true, false}) {
+    CAPTURE(in_place);
+    Logic t;
+    t.nodes = {NodeInfo{"n1", {2, 0, 0}}, NodeInfo{"n2", {2, 0, 0}}};
+    t.options.resume_in_place = in_place;
+    WorkflowGraph g;
+    g.add(task("x", {}, 2));
+    const TaskSpec& b = g.tasks[g.add(task("b", {}, 2))];
+    TaskEvent was;
+    was.task = b.id;
+    was.name = b.name;
+    was.attempt = 1;
+    was.state = TaskState::running;
+    was.fingerprint = spec_fingerprint(b);
+    was.cores = 2;
+    was.node = "n1";
+    REQUIRE(t.journal.append(t.run.id, std::span<const TaskEvent>(&was, 1)).ok());
+    const RunState previous = t.journal.replay(t.run.id).value();
+    REQUIRE(previous.tasks.size() == 1);
+    CHECK(previous.tasks[0].node == "n1");
+
+    t.clock.then([&] {
+      REQUIRE(t.launcher.running("x"));
+      REQUIRE(t.launcher.running("b"));
+      CHECK(t.launcher.last("b").attempt == 2);
+      if (in_place) {
+        CHECK(t.launcher.last("b").node == "n1");
+        CHECK(t.launcher.last("x").node == "n2");
+        CHECK(t.launcher.launches.front().name == "b");
+      } else {
+        CHECK(t.launcher.last("x").node == "n1");
+        CHECK(t.launcher.last("b").node == "n2");
+      }
+      t.launcher.exit("x");
+      t.launcher.exit("b");
+    });
+    LauncherTable launchers{};
+    launchers.fill(&t.launcher);
+    Coordinator c(g, t.journal, t.run.id, t.nodes, t.queue, t.placement, launchers, t.options,
+                  &t.cancel);
+    auto s = c.run(&previous);
+    CHECK(t.clock.script_done());
+    REQUIRE(s.ok());
+    CHECK(s->status == RunStatus::succeeded);
+  }
+}

@@ -162,6 +162,7 @@ Result<RunState> MemoryJournal::replay(std::string_view run_id) {
     if (e.state == TaskState::running) {
       if (rec.first_start == 0) rec.first_start = e.time;
       rec.last_start = e.time;
+      rec.node = e.node;
     } else if (is_terminal(e.state)) {
       rec.end = e.time;
     }
