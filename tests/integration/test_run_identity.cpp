@@ -57,24 +57,35 @@ std::string run_status(const std::string& dir, const std::string& run) {
   return j.is_discarded() ? "" : j.value("status", "");
 }
 
+// The same workflow run in two state folders (both runs are longrun-1), each task started.
+struct TwoRunsOfOneId {
+  Reaper reaper;
+  TempDir a, b;
+  pid_t coord_a = 0, coord_b = 0, task_a = 0, task_b = 0;
+  TwoRunsOfOneId() {
+    write_file(a / "wf.yaml", kLongrun);
+    write_file(b / "wf.yaml", kLongrun);
+    coord_a = start_process({chorus_bin(), "run", "wf.yaml"}, a.path());
+    reaper.child(coord_a);
+    coord_b = start_process({chorus_bin(), "run", "wf.yaml"}, b.path());
+    reaper.child(coord_b);
+    REQUIRE(eventually([&] { return first_pid_in(a / "pids.log") > 0; }, 30));
+    REQUIRE(eventually([&] { return first_pid_in(b / "pids.log") > 0; }, 30));
+    task_a = first_pid_in(a / "pids.log");
+    task_b = first_pid_in(b / "pids.log");
+    reaper.group(task_a);
+    reaper.group(task_b);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("Integration.RunIdentity.ResumeKillsOnlyItsOwnRunsTasksWhenIdsRepeat") {
-  Reaper reaper;
-  TempDir a;
-  TempDir b;
-  write_file(a / "wf.yaml", kLongrun);
-  write_file(b / "wf.yaml", kLongrun);
-  pid_t coord_a = start_process({chorus_bin(), "run", "wf.yaml"}, a.path());
-  reaper.child(coord_a);
-  pid_t coord_b = start_process({chorus_bin(), "run", "wf.yaml"}, b.path());
-  reaper.child(coord_b);
-  REQUIRE(eventually([&] { return first_pid_in(a / "pids.log") > 0; }, 30));
-  REQUIRE(eventually([&] { return first_pid_in(b / "pids.log") > 0; }, 30));
-  const pid_t task_a = first_pid_in(a / "pids.log");
-  const pid_t task_b = first_pid_in(b / "pids.log");
-  reaper.group(task_a);
-  reaper.group(task_b);
+  TwoRunsOfOneId two;
+  const TempDir& a = two.a;
+  const TempDir& b = two.b;
+  const pid_t coord_a = two.coord_a, coord_b = two.coord_b;
+  const pid_t task_a = two.task_a, task_b = two.task_b;
   // Both folders hold a run named longrun-1.
   REQUIRE(run_status(a.path(), "longrun-1") == "running");
   REQUIRE(run_status(b.path(), "longrun-1") == "running");
@@ -99,21 +110,11 @@ TEST_CASE("Integration.RunIdentity.ResumeKillsOnlyItsOwnRunsTasksWhenIdsRepeat")
 // `chorus cancel` of a run whose coordinator was killed outright stops the tasks it left running
 // (as a resume would), and only that run's: the other folder's run of the same id runs on.
 TEST_CASE("Integration.RunIdentity.CancelOfADeadCoordinatorsRunStopsOnlyItsOrphans") {
-  Reaper reaper;
-  TempDir a;
-  TempDir b;
-  write_file(a / "wf.yaml", kLongrun);
-  write_file(b / "wf.yaml", kLongrun);
-  pid_t coord_a = start_process({chorus_bin(), "run", "wf.yaml"}, a.path());
-  reaper.child(coord_a);
-  pid_t coord_b = start_process({chorus_bin(), "run", "wf.yaml"}, b.path());
-  reaper.child(coord_b);
-  REQUIRE(eventually([&] { return first_pid_in(a / "pids.log") > 0; }, 30));
-  REQUIRE(eventually([&] { return first_pid_in(b / "pids.log") > 0; }, 30));
-  const pid_t task_a = first_pid_in(a / "pids.log");
-  const pid_t task_b = first_pid_in(b / "pids.log");
-  reaper.group(task_a);
-  reaper.group(task_b);
+  TwoRunsOfOneId two;
+  const TempDir& a = two.a;
+  const TempDir& b = two.b;
+  const pid_t coord_a = two.coord_a, coord_b = two.coord_b;
+  const pid_t task_a = two.task_a, task_b = two.task_b;
 
   ::kill(coord_a, SIGKILL);
   CHECK(wait_process(coord_a) == 128 + SIGKILL);
