@@ -193,6 +193,7 @@ def main():
     ap.add_argument("--append", help="add this invocation's repeats to the rows of this file")
     ap.add_argument("--summarize", help="print the table of a results file and exit")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # chorus runs in a folder of its own
     if a.summarize:
         summarize(json.load(open(a.summarize)))
         return
