@@ -132,36 +132,59 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
   if (request.service != nullptr)
     if (Status s = prepare_service(request, h, a); !s.ok()) return s;
   PodNaming naming{run_, token_, options_.default_image, options_.owner, options_.workdir_claim};
-  auto manifest = std::make_shared<std::string>(pod_manifest(request, naming, a.pod).dump());
+  auto manifest = std::make_shared<const std::string>(pod_manifest(request, naming, a.pod).dump());
+  a.manifest = manifest;
+  a.first_pod = a.pod;
   by_pod_[a.pod] = h;
   std::string pod = a.pod;
   attempts_.emplace(h, std::move(a));
-  std::string path = "/api/v1/namespaces/" + namespace_ + "/pods";
   Adoption adoption{request.spec, request.attempt};
-  post([this, h, manifest, path, pod, adoption](KubeClient& c) {
+  post([this, h, manifest, pod, adoption](KubeClient& c) {
     if (!listed_) list_previous(c);
     Done d;
     d.handle = h;
     d.adopted = take_adoptable(adoption);
     if (!d.adopted.empty()) {
       take_ownership(c, "pods", d.adopted);
-    } else {
-      auto r = c.raw("POST", path, *manifest);
-      Status s;
-      if (!r)
-        s = r.status();
-      else if (r->code == 409)
-        s = create_conflict(c, pod);
-      else if (r->code < 200 || r->code >= 300)
-        s = http_error(*r, "create pods in namespace " + namespace_, c.config());
-      if (s.ok()) return;
-      d.update.kind = UpdateKind::exited;
-      d.update.exit_code = 127;
-      d.update.message = s.message();
+      deliver(std::move(d));
+      return;
     }
-    deliver(std::move(d));
+    create_now(c, h, pod, *manifest);
   });
   return h;
+}
+
+void PodLauncher::create_now(KubeClient& c, LaunchHandle h, const std::string& pod,
+                             const std::string& manifest) {
+  auto r = c.raw("POST", "/api/v1/namespaces/" + namespace_ + "/pods", manifest);
+  Status s;
+  if (!r)
+    s = r.status();
+  else if (r->code == 409)
+    s = create_conflict(c, pod);
+  else if (r->code < 200 || r->code >= 300)
+    s = http_error(*r, "create pods in namespace " + namespace_, c.config());
+  if (s.ok()) return;
+  Done d;
+  d.handle = h;
+  d.update.kind = UpdateKind::exited;
+  d.update.exit_code = 127;
+  d.update.message = s.message();
+  deliver(std::move(d));
+}
+
+void PodLauncher::post_create(LaunchHandle h, const std::string& pod,
+                              std::shared_ptr<const std::string> manifest) {
+  post([this, h, pod, manifest](KubeClient& c) { create_now(c, h, pod, *manifest); });
+}
+
+void PodLauncher::readmit(LaunchHandle h, Attempt& a) {
+  delete_pod(a.pod, Duration{0});  // the refused Pod: nothing ran in it
+  by_pod_.erase(a.pod);
+  ++a.readmits;
+  a.pod = readmit_name(a.first_pod, a.readmits);
+  by_pod_[a.pod] = h;
+  a.readmit_at = Clock::now() + std::chrono::milliseconds(250) * (1 << std::min(a.readmits - 1, 4));
 }
 
 void PodLauncher::list_previous(KubeClient& c) {
@@ -288,6 +311,14 @@ void PodLauncher::on_pod(LaunchHandle h, const std::string& type, const nlohmann
   if (a.ending) return;
   if (a.service) track_readiness(a, pod);
   auto o = pod_outcome(pod);
+  if (o && kubelet_refused(pod)) {
+    if (a.readmits < kMaxReadmits) {
+      readmit(h, a);
+      return;
+    }
+    o->message += " (refused " + std::to_string(a.readmits + 1) +
+                  " times: something outside this run holds the node's resources)";
+  }
   if (!o && type == "DELETED") {
     finish(h, UpdateKind::lost, 0, "its Pod " + a.pod + " was deleted by someone else", out);
     return;
@@ -397,6 +428,15 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
       a.follows = 1;
       a.following = true;
     }
+  // Pods made again after a kubelet refusal, when their back-off is over.
+  for (auto& [h, a] : attempts_) {
+    if (!a.readmit_at || now < *a.readmit_at || a.ending) continue;
+    a.readmit_at.reset();
+    auto manifest = nlohmann::json::parse(*a.manifest);
+    manifest["metadata"]["name"] = a.pod;
+    a.manifest = std::make_shared<const std::string>(manifest.dump());
+    post_create(h, a.pod, a.manifest);
+  }
   // Timeouts: delete the Pod, report now.
   std::vector<LaunchHandle> expired;
   for (const auto& [h, a] : attempts_)
@@ -436,6 +476,7 @@ std::optional<TimePoint> PodLauncher::next_deadline() const {
     if (a.ending) continue;
     if (a.deadline && (!next || *a.deadline < *next)) next = a.deadline;
     if (a.follow_at && a.follows == 0 && (!next || *a.follow_at < *next)) next = a.follow_at;
+    if (a.readmit_at && (!next || *a.readmit_at < *next)) next = a.readmit_at;
   }
   return next;
 }

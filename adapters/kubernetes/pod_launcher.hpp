@@ -67,6 +67,11 @@ struct PodLauncherOptions {
 // How long a container runs before its log is streamed: a shorter task's log is only fetched at
 // its end (one request instead of two), a longer one's shows in `chorus logs` while it runs.
 inline constexpr Duration kFollowAfter = std::chrono::seconds(1);
+// A Pod the node's kubelet refused for a resource the coordinator knows is free (pod_spec.hpp,
+// kubelet_refused: its count lags the API) is made again under a new name, after 0.25 s, 0.5 s,
+// ... 4 s, up to this many times (about 20 s in all); then the attempt fails with the kubelet's
+// reason. The coordinator sees one attempt running on its node throughout.
+inline constexpr int kMaxReadmits = 8;
 
 class PodLauncher final : public Launcher {
  public:
@@ -114,6 +119,10 @@ class PodLauncher final : public Launcher {
     std::optional<PodOutcome> outcome;  // seen before the stream ended
     bool service = false;               // a service replica: `readiness` follows its Pod
     ReplicaReadiness readiness;
+    std::shared_ptr<const std::string> manifest;  // as created (kept to make it again)
+    std::string first_pod;                        // its name before any readmission
+    int readmits = 0;                             // Pods made again after a kubelet refusal
+    std::optional<TimePoint> readmit_at;          // when the next one is created
   };
   struct Done {
     LaunchHandle handle = 0;
@@ -136,6 +145,14 @@ class PodLauncher final : public Launcher {
               std::vector<StateUpdate>& out);
   void adopt(LaunchHandle h, const std::string& pod, std::vector<StateUpdate>& out);
   void on_log_ended(const EndedLog& e);
+  // Worker thread: creates Pod `pod`; a failed create is the attempt's end (delivered).
+  void create_now(KubeClient& c, LaunchHandle h, const std::string& pod,
+                  const std::string& manifest);
+  // The same, queued for the worker.
+  void post_create(LaunchHandle h, const std::string& pod,
+                   std::shared_ptr<const std::string> manifest);
+  // The kubelet refused the attempt's Pod: it is deleted and made again later (kMaxReadmits).
+  void readmit(LaunchHandle h, Attempt& a);
   // The final update, after fetching the whole log.
   void report(LaunchHandle h, const PodOutcome& o);
   // Worker thread: the run's Pods from an earlier session, listed once before the first create.

@@ -1,5 +1,6 @@
 #include "adapters/kubernetes/pod_spec.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "adapters/kubernetes/service_object.hpp"
@@ -30,6 +31,18 @@ std::string pod_name(const std::string& run_label, TaskId task, std::uint32_t at
   if (run.size() > room) run = run.substr(run.size() - room);
   while (!run.empty() && run.front() == '-') run.erase(0, 1);
   return "chorus-" + run + suffix;
+}
+
+std::string readmit_name(const std::string& pod, int k) {
+  const std::string suffix = "-r" + std::to_string(k);
+  constexpr std::size_t kHead = 7;  // "chorus-"
+  std::string name = pod;
+  if (name.size() + suffix.size() > 63 && name.size() > kHead) {
+    const std::size_t cut = std::min(name.size() - kHead, name.size() + suffix.size() - 63);
+    name.erase(kHead, cut);
+    while (name.size() > kHead && name[kHead] == '-') name.erase(kHead, 1);
+  }
+  return name + suffix;
 }
 
 int service_port(const ServiceSpec& service, int replica) {
@@ -223,6 +236,17 @@ std::optional<PodOutcome> pod_outcome(const nlohmann::json& pod) {
                       "Kubernetes: Pod failed" + (reason.empty() ? "" : ": " + reason) +
                           (message.empty() ? "" : ": " + message)};
   return std::nullopt;
+}
+
+bool kubelet_refused(const nlohmann::json& pod) {
+  const auto status = pod.value("status", nlohmann::json::object());
+  if (status.value("phase", "") != "Failed") return false;
+  if (!status.value("reason", "").starts_with("OutOf")) return false;
+  for (const auto& c : status.value("containerStatuses", nlohmann::json::array())) {
+    const auto state = c.value("state", nlohmann::json::object());
+    if (state.contains("running") || state.contains("terminated")) return false;
+  }
+  return true;
 }
 
 PodReadiness pod_readiness(const nlohmann::json& pod) {

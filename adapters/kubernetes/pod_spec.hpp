@@ -68,6 +68,9 @@ struct PodNaming {
 
 // "chorus-<run>-<task>-<attempt>", lowercased and cut to Kubernetes' 63 characters.
 std::string pod_name(const std::string& run_label, TaskId task, std::uint32_t attempt);
+// The name of the `k`-th Pod made again for the attempt named `pod` (pod_launcher.hpp,
+// kubelet_refused): `pod` + "-r<k>", the run part cut so it stays within 63 characters.
+std::string readmit_name(const std::string& pod, int k);
 // A label value from any text: [A-Za-z0-9._-], alphanumeric at both ends, at most 63.
 std::string label_value(const std::string& text);
 
@@ -94,6 +97,11 @@ struct PodOutcome {
   std::string message;
 };
 std::optional<PodOutcome> pod_outcome(const nlohmann::json& pod);
+// Whether the node's kubelet refused to admit the Pod for lack of a resource (phase Failed,
+// reason OutOfcpu, OutOfmemory, OutOfpods, OutOf<resource>; no container ever ran). Kubelets
+// before 1.22 count a Pod that ended, or was deleted, for a moment after the API already shows
+// it ended, so a Pod sent to cores Chorus has just seen freed can be refused although they are.
+bool kubelet_refused(const nlohmann::json& pod);
 
 // A service replica's Pod as the watch saw it: its IP, whether its Ready condition is True (the
 // kubelet's readinessProbe passed), and else why not, naming the Pod.

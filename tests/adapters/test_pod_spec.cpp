@@ -129,6 +129,29 @@ TEST_CASE("PodSpec.OutcomesCarryKubernetesReasons") {
           .has_value());
 }
 
+TEST_CASE("PodSpec.AKubeletRefusalIsToldFromTheTasksOwnFailure") {
+  auto refused = json{{"status",
+                       {{"phase", "Failed"},
+                        {"reason", "OutOfcpu"},
+                        {"message", "Pod Node didn't have enough resource: cpu"}}}};
+  CHECK(kubelet_refused(refused));
+  CHECK(kubelet_refused(json{{"status", {{"phase", "Failed"}, {"reason", "OutOfmemory"}}}}));
+  // A container that ran and failed is the task's own failure, whatever the reason says.
+  auto ran = refused;
+  ran["status"]["containerStatuses"] =
+      json::array({{{"state", {{"terminated", {{"exitCode", 1}}}}}}});
+  CHECK_FALSE(kubelet_refused(ran));
+  CHECK_FALSE(kubelet_refused(json{{"status", {{"phase", "Failed"}, {"reason", "Evicted"}}}}));
+  CHECK_FALSE(kubelet_refused(json{{"status", {{"phase", "Pending"}, {"reason", "OutOfcpu"}}}}));
+  // Names of the Pods made again stay valid: at most 63 characters, ending in -r<k>.
+  const std::string name = pod_name(std::string(100, 'a'), 123, 4);
+  const std::string again = readmit_name(name, 8);
+  CHECK(again.size() <= 63);
+  CHECK(again.rfind("chorus-a", 0) == 0);
+  CHECK(again.substr(again.size() - 9) == "-123-4-r8");
+  CHECK(readmit_name("chorus-run-1-1", 2) == "chorus-run-1-1-r2");
+}
+
 namespace {
 
 ServiceSpec web_service(ProbeKind kind) {
