@@ -31,4 +31,9 @@ struct RunPolicies {
 Result<RunPolicies> make_run_policies(const WorkflowGraph& graph, const RunOptions& options,
                                       const std::function<RuntimeSamples()>& history = {});
 
+// Only RunPolicies::quorums (a served instance's run: the instance has its queue and placement).
+// `registry` null: the built-in one.
+Result<std::vector<std::unique_ptr<QuorumPolicy>>> make_quorum_policies(
+    const WorkflowGraph& graph, const PolicyRegistry* registry);
+
 }  // namespace chorus

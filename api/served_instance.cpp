@@ -9,6 +9,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/coordinator.hpp"
 #include "runtime/orphans.hpp"
+#include "runtime/repeat_driver.hpp"
 #include "runtime/served_journal.hpp"
 #include "runtime/store/submission_store.hpp"
 #include "schedulers/queue/user_cap_queue.hpp"
@@ -40,7 +42,12 @@ struct ServedRun {
   std::optional<RunAs> run_as;
   std::uint32_t owner = 0;
   std::string owner_name;      // every task's `user`: what fair sharing and limits go by
-  std::vector<TaskId> global;  // local id -> the coordinator's id
+  std::vector<TaskId> global;  // local id -> the coordinator's id (the graph's, then added ones)
+  // local id -> the task's name in the run; a deque: the served journal keeps views of them,
+  // which must stay valid as the run grows (repeat rounds).
+  std::deque<std::string> names;
+  // The run's repeat groups, round by round (null without any); holds `graph`, which never moves.
+  std::unique_ptr<RepeatDriver> repeats;
   std::int64_t ended = 0;
   bool bad = false;               // a task failed, timed out or was cancelled
   bool cancel_requested = false;  // chorus cancel
@@ -68,6 +75,12 @@ std::vector<TaskId> topological_order(const WorkflowGraph& graph) {
     }
   }
   return order;  // validate_graph refused cycles, so every task is here
+}
+
+// The run's repeat groups get their driver (it keeps a reference to r.graph, which stays put).
+void attach_repeats(ServedRun& r, std::vector<std::unique_ptr<QuorumPolicy>> quorums) {
+  if (r.graph.repeats.empty()) return;
+  r.repeats = std::make_unique<RepeatDriver>(r.graph, std::move(quorums));
 }
 
 Status make_dir(const std::string& dir) {
@@ -166,29 +179,16 @@ class ServedInstance::Impl {
       by_id[r.info.id] = &r;
       active.push_back(std::move(run));
       r.global.assign(r.graph.tasks.size(), kNoTask);
+      r.names.clear();
+      for (const TaskSpec& t : r.graph.tasks) r.names.push_back(t.name);
       for (TaskId local : topological_order(r.graph)) {
-        TaskSpec s = r.graph.tasks[local];
-        s.name = r.info.id + "/" + s.name;
-        s.user = r.owner_name;  // the instance's users share, not the workflows' names
-        if (!s.job.empty()) s.job = r.info.id + "/" + s.job;
-        if (s.workdir.empty()) s.workdir = r.graph.workdir;
-        for (TaskId& d : s.after) d = r.global[d];
-        // Routed before it is submitted: submit() may already journal its end (a dependency
-        // that failed in an earlier session) or count it as done.
-        const auto next = static_cast<TaskId>(route.size());
-        route.emplace_back(&r, local);
-        routed->add_route(next, r.info.id, local, r.graph.tasks[local].name);
-        auto id = submitter.submit(std::move(s));
-        if (!id.ok() || *id != next) {
+        auto id = submit_local(r, local, r.graph.tasks[local], submitter);
+        if (!id.ok()) {
           std::fprintf(stderr, "chorus serve: run %s: task '%s' not taken: %s\n", r.info.id.c_str(),
-                       r.graph.tasks[local].name.c_str(),
-                       id.ok() ? "id out of step" : id.status().message().c_str());
-          route.pop_back();
+                       r.names[local].c_str(), id.status().message().c_str());
           r.bad = true;
           ended_one(r);
-          continue;
         }
-        r.global[local] = *id;
       }
       maybe_finish(r);
     }
@@ -200,14 +200,125 @@ class ServedInstance::Impl {
         if (g != kNoTask) (void)submitter.cancel(g, "run cancelled (chorus cancel)");
       }
     }
-    return backend->on_turn(policies.queue->size(), now);
+    std::optional<TimePoint> next = backend->on_turn(policies.queue->size(), now);
+    // Quorum rounds of the runs' repeat groups: begun, and closed at their deadlines.
+    for (auto& run : active) {
+      if (!run->repeats || run->finished || !run->repeats->has_quorums()) continue;
+      RunView view(*this, *run, submitter);
+      auto due = run->repeats->on_turn(now, view);
+      if (due && (!next || *due < *next)) next = due;
+    }
+    return next;
   }
+
+  // Submits task `local` of run `r` (`spec`: the run's own ids and name, `r.names[local]` set)
+  // under the coordinator's: its name prefixed with the run's id, its user the submitter, its
+  // dependencies translated. Returns the coordinator's id.
+  Result<TaskId> submit_local(ServedRun& r, TaskId local, TaskSpec s, TaskSubmitter& submitter) {
+    s.name = r.info.id + "/" + r.names[local];
+    s.user = r.owner_name;  // the instance's users share, not the workflows' names
+    if (!s.job.empty()) s.job = r.info.id + "/" + s.job;
+    if (s.workdir.empty()) s.workdir = r.graph.workdir;
+    for (TaskId& d : s.after) {
+      if (d >= r.global.size() || r.global[d] == kNoTask)
+        return invalid_argument("a dependency of it was not taken");
+      d = r.global[d];
+    }
+    // Routed before it is submitted: submit() may already journal its end (a dependency that
+    // failed in an earlier session) or count it as done.
+    const auto next = static_cast<TaskId>(route.size());
+    route.emplace_back(&r, local);
+    routed->add_route(next, r.info.id, local, r.names[local]);
+    auto id = submitter.submit(std::move(s));
+    if (!id.ok() || *id != next) {
+      route.pop_back();
+      return id.ok() ? internal_error("id out of step") : id.status();
+    }
+    r.global[local] = *id;
+    return *id;
+  }
+
+  // What a run's repeat groups (RepeatDriver) see of the coordinator: the run's own task ids
+  // and names; a submitted task is the run's next id.
+  class RunView final : public TaskSubmitter {
+   public:
+    RunView(Impl& m, ServedRun& r, TaskSubmitter& inner) : m_(m), r_(r), inner_(inner) {}
+    Result<TaskId> submit(TaskSpec spec) override {
+      const auto local = static_cast<TaskId>(r_.global.size());
+      r_.global.push_back(kNoTask);
+      r_.names.push_back(spec.name);
+      {
+        std::lock_guard lock(m_.mutex);
+        ++m_.outstanding[r_.owner];
+      }
+      auto id = m_.submit_local(r_, local, std::move(spec), inner_);
+      if (!id.ok()) {
+        r_.global.pop_back();
+        r_.names.pop_back();
+        std::lock_guard lock(m_.mutex);
+        --m_.outstanding[r_.owner];
+        return id.status();
+      }
+      return local;
+    }
+    Status release(TaskId t) override {
+      auto g = global(t);
+      return g.ok() ? inner_.release(*g) : g.status();
+    }
+    Status add_dependency(TaskId task, TaskId on) override {
+      auto a = global(task);
+      auto b = global(on);
+      if (!a.ok()) return a.status();
+      if (!b.ok()) return b.status();
+      return inner_.add_dependency(*a, *b);
+    }
+    Status fail_unstarted(TaskId t, const std::string& why) override {
+      auto g = global(t);
+      return g.ok() ? inner_.fail_unstarted(*g, why) : g.status();
+    }
+    Status drop(TaskId t, const std::string& why) override {
+      auto g = global(t);
+      return g.ok() ? inner_.drop(*g, why) : g.status();
+    }
+    Status cancel(TaskId t, const std::string& why) override {
+      auto g = global(t);
+      return g.ok() ? inner_.cancel(*g, why) : g.status();
+    }
+    bool dropped(TaskId t) const override {
+      auto g = global(t);
+      return g.ok() && inner_.dropped(*g);
+    }
+    TimePoint now() override { return inner_.now(); }
+    std::string_view task_name(TaskId t) const override {
+      return t < r_.names.size() ? std::string_view(r_.names[t]) : std::string_view();
+    }
+
+   private:
+    Result<TaskId> global(TaskId local) const {
+      if (local >= r_.global.size() || r_.global[local] == kNoTask)
+        return invalid_argument("unknown task id " + std::to_string(local) + " of run " +
+                                r_.info.id);
+      return r_.global[local];
+    }
+    Impl& m_;
+    ServedRun& r_;
+    TaskSubmitter& inner_;
+  };
 
   void on_task_done(const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
     if (spec.id >= route.size()) return;
-    ServedRun& r = *route[spec.id].first;
+    const auto [run, local] = route[spec.id];
+    ServedRun& r = *run;
     ended_one(r);
     if (outcome != TaskState::succeeded && !submitter.dropped(spec.id)) r.bad = true;
+    if (r.repeats) {
+      // The driver knows the run's own ids (it may submit the next round).
+      TaskSpec mine = spec;
+      mine.id = local;
+      mine.name = r.names[local];
+      RunView view(*this, r, submitter);
+      r.repeats->on_task_done(mine, outcome, view);
+    }
     maybe_finish(r);
   }
 
@@ -220,11 +331,11 @@ class ServedInstance::Impl {
   // Ends the run in the journal once each of its tasks has ended (never while the instance
   // stops: the tasks it stops then run again when it restarts).
   void maybe_finish(ServedRun& r) {
-    if (r.finished || stopping.load() ||
-        r.ended < static_cast<std::int64_t>(r.graph.tasks.size())) {
+    if (r.finished || stopping.load() || r.ended < static_cast<std::int64_t>(r.global.size())) {
       return;
     }
     r.finished = true;
+    r.info.total_tasks = static_cast<std::int64_t>(r.global.size());  // repeat rounds added
     r.info.status = r.cancel_requested ? RunStatus::cancelled
                     : r.bad            ? RunStatus::failed
                                        : RunStatus::succeeded;
@@ -239,7 +350,7 @@ class ServedInstance::Impl {
 
   TaskHome home_of(const TaskSpec& spec) const {
     const auto& [run, local] = route[spec.id];
-    return TaskHome{run->info.id, run->log_dir, run->graph.tasks[local].name,
+    return TaskHome{run->info.id, run->log_dir, run->names[local],
                     run->run_as ? &*run->run_as : nullptr};
   }
 
@@ -258,11 +369,6 @@ class ServedInstance::Impl {
       return invalid_argument(path +
                               ": workflow services are not supported in a served "
                               "instance yet; run this workflow with chorus run");
-    }
-    if (!graph->repeats.empty()) {
-      return invalid_argument(path +
-                              ": repeat groups are not supported in a served instance "
-                              "yet; run this workflow with chorus run");
     }
     if (Status s = validate_graph(*graph); !s.ok()) return s;
     return graph;
@@ -312,13 +418,16 @@ class ServedInstance::Impl {
       if (!info.ok() || info->status != RunStatus::running) continue;
       auto graph = load(s.workflow_text, s.workflow_path, s.cwd);
       auto state = journal->replay(info->id);
-      if (!graph.ok() || !state.ok()) {
+      auto quorums = graph.ok()
+                         ? make_quorum_policies(*graph, nullptr)
+                         : Result<std::vector<std::unique_ptr<QuorumPolicy>>>(graph.status());
+      if (!quorums.ok() || !state.ok()) {
         info->status = RunStatus::failed;
         info->updated = wall_seconds_now();
         info->coordinator_pid = 0;
         (void)journal->update_run(*info);
         std::fprintf(stderr, "chorus serve: run %s cannot be resumed: %s\n", info->id.c_str(),
-                     (graph.ok() ? state.status() : graph.status()).message().c_str());
+                     (quorums.ok() ? state.status() : quorums.status()).message().c_str());
         continue;
       }
       auto groups = journal->task_groups(info->id);
@@ -330,6 +439,7 @@ class ServedInstance::Impl {
       run->info.updated = wall_seconds_now();
       if (Status u = journal->update_run(run->info); !u.ok()) return u;
       run->graph = std::move(*graph);
+      attach_repeats(*run, std::move(*quorums));
       run->log_dir = run_log_dir(options.state_dir, run->info.id);
       Submitter who{s.uid, 0, s.user, {}};
       if (s.uid != 0 && ::geteuid() == 0) who = lookup(s.uid, s.user);
@@ -601,11 +711,14 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   if (!graph.ok()) return graph.status();
   if (Status s = m.check_limits(request.who, *graph); !s.ok()) return s;
   if (Status s = m.check_for_pilots(*graph); !s.ok()) return s;
+  auto quorums = make_quorum_policies(*graph, nullptr);
+  if (!quorums.ok()) return quorums.status();
   auto run = std::make_unique<ServedRun>();
   auto created = m.submit_journal->create_run(m.fresh_info(*graph));
   if (!created.ok()) return created.status();
   run->info = *created;
   run->graph = std::move(*graph);
+  attach_repeats(*run, std::move(*quorums));
   run->log_dir = run_log_dir(m.options.state_dir, run->info.id);
   if (Status s = make_dir(run->log_dir); !s.ok()) return s;
   run->run_as = m.run_as_of(request.who);

@@ -81,6 +81,12 @@ class Rendered {
   std::unique_ptr<Output> output_;
 };
 
+// A reply as sent: bytes that are not UTF-8 (a task's binary output in `logs`, a name from a
+// damaged journal) become U+FFFD, so no output can make the reply, or the server, fail.
+std::string wire(const nlohmann::json& reply) {
+  return reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // Bad requests, unknown runs and refusals by the limits are the client's to fix (2); the rest
 // is the server's (3).
 int exit_for(const Status& s) {
@@ -105,7 +111,7 @@ class Server {
       r.out().error("request of " + std::to_string(payload.size()) + " bytes refused: at most " +
                     std::to_string(kMaxRequest >> 20) +
                     " MiB (a workflow that large is better written with foreach sweeps)");
-      return r.reply(kExitBadInput).dump();
+      return wire(r.reply(kExitBadInput));
     }
     nlohmann::json req = nlohmann::json::parse(payload, nullptr, false);
     std::string mode = "plain";
@@ -113,13 +119,13 @@ class Server {
     Rendered r(mode);
     if (req.is_discarded() || !req.is_object() || !req.contains("op") || !req["op"].is_string()) {
       r.out().error("the server takes one JSON object with an \"op\" per request");
-      return r.reply(kExitBadInput).dump();
+      return wire(r.reply(kExitBadInput));
     }
     if (key_user != nullptr && req.contains("user") && req["user"].is_string() &&
         req["user"].get<std::string>() != *key_user) {
       r.out().error("this key is " + *key_user + "'s, not " + req["user"].get<std::string>() +
                     "'s: each user connects with their own (chorus keys)");
-      return r.reply(kExitBadInput).dump();
+      return wire(r.reply(kExitBadInput));
     }
     try {
       const std::string op = req["op"];
@@ -145,10 +151,10 @@ class Server {
       }
       nlohmann::json reply = r.reply(code);
       reply.update(extra);
-      return reply.dump();
+      return wire(reply);
     } catch (const nlohmann::json::exception& e) {
       r.out().error(std::string("malformed request: ") + e.what());
-      return r.reply(kExitBadInput).dump();
+      return wire(r.reply(kExitBadInput));
     }
   }
 
@@ -163,7 +169,7 @@ class Server {
       Rendered r("plain");
       r.out().error("the key's user '" + key_user +
                     "' has no account on the server's machine: runs execute as their submitter");
-      return r.reply(kExitBadInput).dump();
+      return wire(r.reply(kExitBadInput));
     }
     const PeerCredentials who{static_cast<std::uint32_t>(pw.pw_uid),
                               static_cast<std::uint32_t>(pw.pw_gid), 0};

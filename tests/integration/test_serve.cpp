@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -413,6 +414,21 @@ TEST_CASE("Integration.Serve.MalformedRequestsGetAnErrorAndTheServerStaysUp") {
   write_file(dir / "ok.yaml", "name: ok\ntasks:\n  - name: a\n    command: [/bin/true]\n");
   auto ok = as_root(served, {"submit", "ok.yaml"}, dir.path());
   CHECK_MESSAGE(ok.exit_code == 0, ok.err);
+
+  // A task whose output is not UTF-8: its log is read through the server (the bytes replaced),
+  // and the server stays up (a reply it could not encode used to end it).
+  write_file(dir / "binary.yaml",
+             "name: binary\ntasks:\n  - name: b\n    command: printf 'x\\367\\377y'\n");
+  auto bin = as_root(served, {"submit", "binary.yaml"}, dir.path());
+  REQUIRE_MESSAGE(bin.exit_code == 0, bin.err);
+  const std::string bin_run = trimmed(bin.out);
+  REQUIRE(
+      eventually([&] { return run_status(served, bin_run, nullptr, dir.path()) == "succeeded"; }));
+  auto log = as_root(served, {"logs", bin_run, "b"}, dir.path());
+  INFO(log.out, log.err);
+  CHECK(log.exit_code == 0);
+  CHECK(log.out.find("x\xEF\xBF\xBD\xEF\xBF\xBDy") != std::string::npos);
+  CHECK(ask(R"({"op": "ping"})")["exit"] == 0);
 }
 
 TEST_CASE("Integration.Serve.LimitsRefuseClearlyAndCapRunningCores") {
@@ -599,4 +615,56 @@ TEST_CASE("Integration.Serve.TcpClientsNeedTheirOwnListedKey") {
   auto still = alice.chorus({"list", "--json", "--server", endpoint}, ahome, server_key);
   CHECK_MESSAGE(still.exit_code == 0, still.err);
   CHECK(still.out.find(run) != std::string::npos);
+}
+
+// A served run with a repeat group whose sweep is a quorum round: each round closes on its 4
+// fastest of 6 members and drops the 2 slow ones, the rounds go on until `until:` or
+// max_rounds, as under chorus run. The instance killed after round 1 resumes at round 2: no
+// round's merge runs twice.
+TEST_CASE("Integration.Serve.RepeatGroupsWithQuorumRoundsRunAndResume") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  Served served(dir, {"--cores", "6"});
+  std::filesystem::create_directories(dir / "out");
+  write_file(dir / "wf.yaml", R"Y(name: served-rounds
+tasks:
+  - repeat: ens
+    max_rounds: 3
+    until: {file: "quorum/ens/round-{round}.json", key: /used, below: 4}
+    tasks:
+      - name: sim
+        foreach: {d: ["0.1", "0.2", "0.3", "0.4", "30", "40"]}
+        command: "sleep {d} && touch out/{round}-{d}"
+        quorum: {policy: static, n: 6, k: 4}
+      - name: merge
+        after: [sim]
+        command: "echo {round} >> merges; cp \"$CHORUS_QUORUM_FILE\" merged-{round}.json; [ {round} != 1 ] || sleep 3"
+  - name: report
+    after: [ens]
+    command: "cat merged-*.json > all.json"
+)Y");
+  auto r = as_root(served, {"submit", "wf.yaml"}, dir.path());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string run = trimmed(r.out);
+  // Round 1's merge is running (it sleeps): the instance dies outright.
+  REQUIRE_MESSAGE(eventually([&] { return file_exists(dir / "merged-1.json"); }, 60), served.log());
+  CHECK(served.stop(SIGKILL) == 128 + SIGKILL);
+  served.start();
+  REQUIRE_MESSAGE(
+      eventually([&] { return run_status(served, run, nullptr, dir.path()) == "succeeded"; }, 120),
+      served.log());
+  // Round 1's merge was killed mid-run and ran again; rounds 2 and 3 once each.
+  CHECK(read_lines(dir / "merges") == std::vector<std::string>{"1", "1", "2", "3"});
+  for (int round = 1; round <= 3; ++round) {
+    const std::string R = std::to_string(round);
+    CHECK(file_exists(dir / ("out/" + R + "-0.4")));
+    CHECK_FALSE(file_exists(dir / ("out/" + R + "-30")));
+    CHECK(read_file(dir / ("merged-" + R + ".json")).find("\"used\": 4") != std::string::npos);
+  }
+  CHECK(file_exists(dir / "all.json"));
+  auto status = as_root(served, {"status", run, "--tasks"}, dir.path());
+  INFO(status.out, status.err);
+  CHECK(status.out.find("dropped by quorum: round 2 of 'ens' closed with 4 of 6") !=
+        std::string::npos);
+  CHECK(status.out.find("23 total: 17 succeeded") != std::string::npos);
 }

@@ -34,30 +34,34 @@ inline std::string k8s_kubeconfig(const char* which = "kubeconfig") {
   return path;
 }
 
-// GET path with the admin token, through curl (the test's own view of the cluster, not ours).
-inline std::string k8s_get(const std::string& path) {
-  std::string token;
-  for (const auto& line : read_lines(k8s_dir() + "/kubeconfig"))
-    if (auto at = line.find("token: "); at != std::string::npos) token = line.substr(at + 7);
-  std::string server;
-  for (const auto& line : read_lines(k8s_dir() + "/kubeconfig"))
-    if (auto at = line.find("server: "); at != std::string::npos) server = line.substr(at + 8);
-  auto r = run_process({"curl", "-sS", "--cacert", k8s_dir() + "/pki/ca.crt", "-H",
-                        "Authorization: Bearer " + token, server + path},
-                       "/");
-  return r.out;
-}
-
-// DELETE path with the admin token (a case's own cleanup of what a run could not delete).
-inline void k8s_delete(const std::string& path) {
+// `method` on `path` with the admin token through curl (the test's own view of the cluster, not
+// ours), `body` sent as JSON when given; the answer's body.
+inline std::string k8s_curl(const std::string& method, const std::string& path,
+                            const std::string& body = {}) {
   std::string token, server;
   for (const auto& line : read_lines(k8s_dir() + "/kubeconfig")) {
     if (auto at = line.find("token: "); at != std::string::npos) token = line.substr(at + 7);
     if (auto at = line.find("server: "); at != std::string::npos) server = line.substr(at + 8);
   }
-  (void)run_process({"curl", "-sS", "-X", "DELETE", "--cacert", k8s_dir() + "/pki/ca.crt", "-H",
-                     "Authorization: Bearer " + token, server + path},
-                    "/");
+  std::vector<std::string> argv{"curl",     "-sS",
+                                "-X",       method,
+                                "--cacert", k8s_dir() + "/pki/ca.crt",
+                                "-H",       "Authorization: Bearer " + token};
+  if (!body.empty()) {
+    argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data", body});
+  }
+  argv.push_back(server + path);
+  return run_process(argv, "/").out;
+}
+
+// GET path.
+inline std::string k8s_get(const std::string& path) {
+  return k8s_curl("GET", path);
+}
+
+// DELETE path (a case's own cleanup of what a run could not delete).
+inline void k8s_delete(const std::string& path) {
+  (void)k8s_curl("DELETE", path);
 }
 
 // GET path as JSON: an object, empty when the answer is not one.
