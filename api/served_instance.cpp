@@ -130,6 +130,7 @@ class ServedInstance::Impl {
   WorkflowGraph empty_graph;
   RunState previous;  // resumed runs' records, under the coordinator's names
   std::vector<std::unique_ptr<ServedRun>> active;
+  std::vector<ServedRun*> with_quorums;  // the active runs with quorum rounds (asked each turn)
   std::vector<std::pair<ServedRun*, TaskId>> route;  // by the coordinator's id
   std::unordered_map<std::string, ServedRun*> by_id;
   std::unique_ptr<Coordinator> coordinator;
@@ -178,6 +179,7 @@ class ServedInstance::Impl {
       ServedRun& r = *run;
       by_id[r.info.id] = &r;
       active.push_back(std::move(run));
+      if (r.repeats && r.repeats->has_quorums()) with_quorums.push_back(&r);
       r.global.assign(r.graph.tasks.size(), kNoTask);
       r.names.clear();
       for (const TaskSpec& t : r.graph.tasks) r.names.push_back(t.name);
@@ -202,12 +204,15 @@ class ServedInstance::Impl {
     }
     std::optional<TimePoint> next = backend->on_turn(policies.queue->size(), now);
     // Quorum rounds of the runs' repeat groups: begun, and closed at their deadlines.
-    for (auto& run : active) {
-      if (!run->repeats || run->finished || !run->repeats->has_quorums()) continue;
+    std::size_t kept = 0;
+    for (ServedRun* run : with_quorums) {
+      if (run->finished) continue;
+      with_quorums[kept++] = run;
       RunView view(*this, *run, submitter);
       auto due = run->repeats->on_turn(now, view);
       if (due && (!next || *due < *next)) next = due;
     }
+    with_quorums.resize(kept);
     return next;
   }
 
