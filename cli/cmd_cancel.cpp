@@ -117,6 +117,8 @@ void add_cancel_command(CLI::App& app) {
     }
     Status signalled = signal_coordinator(*run, SIGTERM);
     if (signalled.code() == ErrorCode::not_found) {
+      // Stopped before the run is marked: when that fails (the cluster out of reach), the run
+      // stays as it was and the same command can be given again.
       auto done = stop_what_was_left(*store, *run, *a);
       if (!done.ok()) {
         out.error(done.status().message());
