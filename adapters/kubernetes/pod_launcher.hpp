@@ -66,7 +66,9 @@ struct PodLauncherOptions {
 
 // How long a container runs before its log is streamed: a shorter task's log is only fetched at
 // its end (one request instead of two), a longer one's shows in `chorus logs` while it runs.
-inline constexpr Duration kFollowAfter = std::chrono::seconds(1);
+// 3 s, not 1: under load the watch saw 18 of 200 `true` containers "running" for over a second
+// (bench/README.md, Kubernetes), each then costing a stream.
+inline constexpr Duration kFollowAfter = std::chrono::seconds(3);
 // A Pod the node's kubelet refused for a resource the coordinator knows is free (pod_spec.hpp,
 // kubelet_refused: its count lags the API) is made again under a new name, after 0.25 s, 0.5 s,
 // ... 4 s, up to this many times (about 20 s in all); then the attempt fails with the kubelet's
