@@ -54,8 +54,9 @@ struct CancelArgs {
 };
 
 // A run whose coordinator is gone: what its tasks left running is stopped, as a resume would
-// (a coordinator killed outright leaves them): on Kubernetes its Pods are deleted with the task's
-// grace; else its processes on this host (runtime/orphans.hpp: never another run's). Says what.
+// (a coordinator killed outright leaves them): on Kubernetes its Pods are deleted (5 s to stop,
+// the default kill grace); else its processes on this host (runtime/orphans.hpp: never another
+// run's). Says what.
 Result<std::string> stop_what_was_left(StateStore& store, const RunInfo& run, const CancelArgs& a) {
   if (a.backend == "kubernetes") {
     KubernetesBackendOptions ko;

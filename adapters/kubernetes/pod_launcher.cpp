@@ -24,10 +24,6 @@ double wall_now() {
 constexpr const char* kBackgroundDelete =
     R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
 
-std::int64_t grace_seconds(Duration grace) {
-  return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(grace).count());
-}
-
 }  // namespace
 
 PodLauncher::PodLauncher(PodLauncherOptions options)
@@ -134,7 +130,6 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
   PodNaming naming{run_, token_, options_.default_image, options_.owner, options_.workdir_claim};
   auto manifest = std::make_shared<const std::string>(pod_manifest(request, naming, a.pod).dump());
   a.manifest = manifest;
-  a.first_pod = a.pod;
   by_pod_[a.pod] = h;
   std::string pod = a.pod;
   attempts_.emplace(h, std::move(a));
@@ -182,7 +177,7 @@ void PodLauncher::readmit(LaunchHandle h, Attempt& a) {
   delete_pod(a.pod, Duration{0});  // the refused Pod: nothing ran in it
   by_pod_.erase(a.pod);
   ++a.readmits;
-  a.pod = readmit_name(a.first_pod, a.readmits);
+  a.pod = readmit_name(pod_name(name_stem_, a.task, a.attempt), a.readmits);
   by_pod_[a.pod] = h;
   a.readmit_at = Clock::now() + std::chrono::milliseconds(250) * (1 << std::min(a.readmits - 1, 4));
 }
@@ -258,9 +253,7 @@ Status PodLauncher::create_conflict(KubeClient& c, const std::string& pod) {
 
 void PodLauncher::delete_pod(const std::string& pod, Duration grace) {
   std::string path = "/api/v1/namespaces/" + namespace_ + "/pods/" + pod;
-  std::string body = R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":)" +
-                     std::to_string(grace_seconds(grace)) + R"(,"propagationPolicy":"Background"})";
-  post([path, body](KubeClient& c) { (void)c.raw("DELETE", path, body); });
+  post([path, body = delete_options(grace)](KubeClient& c) { (void)c.raw("DELETE", path, body); });
 }
 
 void PodLauncher::finish(LaunchHandle h, UpdateKind kind, int code, std::string message,
@@ -419,28 +412,27 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
       for (auto h : all) finish(h, UpdateKind::lost, 0, why, out);
     }
   }
-  // Streams of the containers that have run kFollowAfter: a task that ends sooner is fetched
-  // once at its end and costs no stream.
+  // One pass over the attempts: streams of the containers that have run kFollowAfter (a task
+  // that ends sooner is fetched once at its end and costs no stream), Pods made again after a
+  // kubelet refusal once their back-off is over, and timeouts (the Pod deleted, reported now).
   auto now = Clock::now();
-  for (auto& [h, a] : attempts_)
-    if (logs_ && a.follow_at && now >= *a.follow_at && !a.ending && a.follows == 0) {
+  std::vector<LaunchHandle> expired;
+  for (auto& [h, a] : attempts_) {
+    if (a.ending) continue;
+    if (logs_ && a.follow_at && now >= *a.follow_at && a.follows == 0) {
       logs_->follow(a.pod, a.stdout_path);
       a.follows = 1;
       a.following = true;
     }
-  // Pods made again after a kubelet refusal, when their back-off is over.
-  for (auto& [h, a] : attempts_) {
-    if (!a.readmit_at || now < *a.readmit_at || a.ending) continue;
-    a.readmit_at.reset();
-    auto manifest = nlohmann::json::parse(*a.manifest);
-    manifest["metadata"]["name"] = a.pod;
-    a.manifest = std::make_shared<const std::string>(manifest.dump());
-    post_create(h, a.pod, a.manifest);
+    if (a.readmit_at && now >= *a.readmit_at) {
+      a.readmit_at.reset();
+      auto manifest = nlohmann::json::parse(*a.manifest);
+      manifest["metadata"]["name"] = a.pod;
+      a.manifest = std::make_shared<const std::string>(manifest.dump());
+      post_create(h, a.pod, a.manifest);
+    }
+    if (a.deadline && now >= *a.deadline) expired.push_back(h);
   }
-  // Timeouts: delete the Pod, report now.
-  std::vector<LaunchHandle> expired;
-  for (const auto& [h, a] : attempts_)
-    if (a.deadline && now >= *a.deadline && !a.ending) expired.push_back(h);
   for (auto h : expired) {
     const Attempt& a = attempts_.at(h);
     delete_pod(a.pod, a.grace);

@@ -69,10 +69,11 @@ struct PodLauncherOptions {
 // 3 s, not 1: under load the watch saw 18 of 200 `true` containers "running" for over a second
 // (bench/README.md, Kubernetes), each then costing a stream.
 inline constexpr Duration kFollowAfter = std::chrono::seconds(3);
-// A Pod the node's kubelet refused for a resource the coordinator knows is free (pod_spec.hpp,
-// kubelet_refused: its count lags the API) is made again under a new name, after 0.25 s, 0.5 s,
-// ... 4 s, up to this many times (about 20 s in all); then the attempt fails with the kubelet's
-// reason. The coordinator sees one attempt running on its node throughout.
+// A Pod the node's kubelet refused for a resource Chorus booked as free (pod_spec.hpp,
+// kubelet_refused: Chorus counts only its own Pods, and other workloads' Pods come and go) is
+// made again under a new name, after 0.25 s, 0.5 s, ... 4 s, up to this many times (about 20 s in
+// all); then the attempt fails with the kubelet's reason. The coordinator sees one attempt
+// running on its node throughout.
 inline constexpr int kMaxReadmits = 8;
 
 class PodLauncher final : public Launcher {
@@ -122,7 +123,6 @@ class PodLauncher final : public Launcher {
     bool service = false;               // a service replica: `readiness` follows its Pod
     ReplicaReadiness readiness;
     std::shared_ptr<const std::string> manifest;  // as created (kept to make it again)
-    std::string first_pod;                        // its name before any readmission
     int readmits = 0;                             // Pods made again after a kubelet refusal
     std::optional<TimePoint> readmit_at;          // when the next one is created
   };

@@ -98,9 +98,9 @@ struct PodOutcome {
 };
 std::optional<PodOutcome> pod_outcome(const nlohmann::json& pod);
 // Whether the node's kubelet refused to admit the Pod for lack of a resource (phase Failed,
-// reason OutOfcpu, OutOfmemory, OutOfpods, OutOf<resource>; no container ever ran). Kubelets
-// before 1.22 count a Pod that ended, or was deleted, for a moment after the API already shows
-// it ended, so a Pod sent to cores Chorus has just seen freed can be refused although they are.
+// reason OutOfcpu, OutOfmemory, OutOfpods, OutOf<resource>; no container ever ran). Seen here
+// when another workload's Pods (a Job's, placed by kube-scheduler) held cores on the nodes of a
+// run: Chorus books only its own Pods against a node's allocatable.
 bool kubelet_refused(const nlohmann::json& pod);
 
 // A service replica's Pod as the watch saw it: its IP, whether its Ready condition is True (the

@@ -10,6 +10,13 @@ std::string token_selector(const std::string& token) {
   return "chorus.token%3D" + token;
 }
 
+std::string delete_options(Duration grace) {
+  const auto seconds =
+      std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(grace).count());
+  return R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":)" +
+         std::to_string(seconds) + R"(,"propagationPolicy":"Background"})";
+}
+
 Result<std::size_t> delete_run_pods(KubeClient& c, const std::string& namespace_name,
                                     const std::string& selector, Duration grace) {
   const std::string path =
@@ -20,11 +27,7 @@ Result<std::size_t> delete_run_pods(KubeClient& c, const std::string& namespace_
   for (const auto& pod : (*listed)["items"])
     if (!pod["metadata"].contains("deletionTimestamp")) ++live;
   if (live == 0) return std::size_t{0};
-  const auto seconds =
-      std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(grace).count());
-  const std::string body = R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":)" +
-                           std::to_string(seconds) + R"(,"propagationPolicy":"Background"})";
-  auto r = c.raw("DELETE", path, body);
+  auto r = c.raw("DELETE", path, delete_options(grace));
   if (!r) return r.status();
   if (r->code < 200 || r->code >= 300)
     return http_error(*r, "delete pods in namespace " + namespace_name, c.config());

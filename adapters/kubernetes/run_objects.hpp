@@ -15,6 +15,9 @@ namespace chorus::kube {
 // The URL-encoded label selector of a run's objects.
 std::string token_selector(const std::string& token);
 
+// A DeleteOptions body: `grace` (whole seconds, at least 0) to stop, dependents in background.
+std::string delete_options(Duration grace);
+
 // The run's Pods deleted by one collection DELETE, each with `grace` to stop (SIGTERM, then
 // SIGKILL); returns how many were not already terminating (one LIST before).
 Result<std::size_t> delete_run_pods(KubeClient& c, const std::string& namespace_name,

@@ -87,6 +87,7 @@ tasks:
   const std::string long_node = node_of_task(pods_labelled("chorus.run%3Dadopt-1"), "long");
   const std::string mid_node = node_of_task(pods_labelled("chorus.run%3Dadopt-1"), "mid");
   REQUIRE(!long_node.empty());
+  REQUIRE(!mid_node.empty());
 
   std::vector<std::string> resume = run;
   resume.push_back("--resume");
