@@ -73,38 +73,18 @@ std::string run_log_dir(const std::string& state_dir, const std::string& run_id)
   return state_dir + "/runs/" + run_id + "/logs";
 }
 
-namespace {
-
-// Wall seconds at which a process that started `ticks` clock ticks after boot started, to within
-// a tick. The kernel counts start times on the boot-time clock, so the offset between it and the
-// wall clock converts them (btime in /proc/stat is whole seconds: too coarse).
-std::optional<double> wall_time_of_ticks(std::uint64_t ticks) {
-  timespec wall{};
-  timespec boot{};
-  const long hz = sysconf(_SC_CLK_TCK);
-  if (hz <= 0 || clock_gettime(CLOCK_REALTIME, &wall) != 0 ||
-      clock_gettime(CLOCK_BOOTTIME, &boot) != 0) {
-    return std::nullopt;
-  }
-  const double since_boot = static_cast<double>(boot.tv_sec) + boot.tv_nsec * 1e-9;
-  const double now = static_cast<double>(wall.tv_sec) + wall.tv_nsec * 1e-9;
-  return now - since_boot + static_cast<double>(ticks) / static_cast<double>(hz);
-}
-
-}  // namespace
-
 bool coordinator_alive(const RunInfo& run) {
   if (run.coordinator_pid <= 0 || run.coordinator_pid > INT_MAX || run.host != host_name()) {
     return false;
   }
   if (!run.boot_id.empty() && run.boot_id != boot_id()) return false;  // it died with that boot
+  // Journaled before start times were (schema < 3): nothing verifies that the pid's process is the
+  // coordinator, so it is taken as gone and never signalled. (Comparing the process's start with
+  // the run's wall-clock update time was tried: a wall clock stepped back, as a new VM's time sync
+  // does, made a process that reused the pid look older than the run, and cancel signalled it.)
+  if (run.coordinator_start == 0) return false;
   const auto start = process_start_ticks(static_cast<pid_t>(run.coordinator_pid));
-  if (!start) return false;  // no such process (or a zombie)
-  if (run.coordinator_start != 0) return *start == run.coordinator_start;
-  // Journaled before start times were (schema < 3): a process that started after the run was
-  // last updated by its coordinator is not that coordinator.
-  const auto started = wall_time_of_ticks(*start);
-  return started && *started <= run.updated;
+  return start && *start == run.coordinator_start;  // no such process, a zombie, or another one
 }
 
 Status signal_coordinator(const RunInfo& run, int signal_number) {

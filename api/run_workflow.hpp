@@ -71,8 +71,8 @@ std::string run_log_dir(const std::string& state_dir, const std::string& run_id)
 std::string resolve_state_dir(const std::string& state_dir);
 
 // Whether the coordinator that last drove `run` is alive: same host, same boot, and the pid still
-// held by the process with the journaled start time (not one that reused the pid). Runs journaled
-// before start times were: the pid's process started before the run was last updated.
+// held by the process with the journaled start time (not one that reused the pid). A run journaled
+// before start times were (coordinator_start 0) cannot be verified: never alive.
 bool coordinator_alive(const RunInfo& run);
 
 // Sends `signal_number` to the run's coordinator if coordinator_alive() verifies it, race-free
