@@ -43,6 +43,12 @@ struct ServedRun {
   std::uint32_t owner = 0;
   std::string owner_name;      // every task's `user`: what fair sharing and limits go by
   std::vector<TaskId> global;  // local id -> the coordinator's id (the graph's, then added ones)
+  std::vector<ServiceId> services;  // the run's service id -> the coordinator's
+  // Its tasks other than service replicas not ended yet: at 0 nothing can use its services any
+  // more (a repeat round is submitted before the task whose end begins it counts as ended), so
+  // they are stopped.
+  std::int64_t work_left = 0;
+  bool services_stopped = false;
   // local id -> the task's name in the run; a deque: the served journal keeps views of them,
   // which must stay valid as the run grows (repeat rounds).
   std::deque<std::string> names;
@@ -183,23 +189,41 @@ class ServedInstance::Impl {
       r.global.assign(r.graph.tasks.size(), kNoTask);
       r.names.clear();
       for (const TaskSpec& t : r.graph.tasks) r.names.push_back(t.name);
+      for (const ServiceSpec& svc : r.graph.services) {
+        auto id = submitter.submit_service(svc);
+        r.services.push_back(id.ok() ? *id : kNoService);
+        if (!id.ok()) {
+          std::fprintf(stderr, "chorus serve: run %s: service '%s' not taken: %s\n",
+                       r.info.id.c_str(), svc.name.c_str(), id.status().message().c_str());
+        }
+      }
       for (TaskId local : topological_order(r.graph)) {
-        auto id = submit_local(r, local, r.graph.tasks[local], submitter);
+        const TaskSpec& spec = r.graph.tasks[local];
+        if (spec.kind != TaskKind::service) ++r.work_left;
+        auto id = submit_local(r, local, spec, submitter);
         if (!id.ok()) {
           std::fprintf(stderr, "chorus serve: run %s: task '%s' not taken: %s\n", r.info.id.c_str(),
                        r.names[local].c_str(), id.status().message().c_str());
           r.bad = true;
+          if (spec.kind != TaskKind::service) --r.work_left;
           ended_one(r);
         }
       }
+      if (r.work_left == 0) stop_services(r, submitter);
       maybe_finish(r);
     }
     for (const std::string& id : to_cancel) {
       auto it = by_id.find(id);
       if (it == by_id.end() || it->second->finished) continue;
-      it->second->cancel_requested = true;
-      for (TaskId g : it->second->global) {
-        if (g != kNoTask) (void)submitter.cancel(g, "run cancelled (chorus cancel)");
+      ServedRun& r = *it->second;
+      r.cancel_requested = true;
+      stop_services(r, submitter);  // their replicas stop (or are cancelled) with the run
+      for (TaskId local = 0; local < r.global.size(); ++local) {
+        const bool replica =
+            local < r.graph.tasks.size() && r.graph.tasks[local].kind == TaskKind::service;
+        if (r.global[local] != kNoTask && !replica) {
+          (void)submitter.cancel(r.global[local], "run cancelled (chorus cancel)");
+        }
       }
     }
     std::optional<TimePoint> next = backend->on_turn(policies.queue->size(), now);
@@ -229,6 +253,17 @@ class ServedInstance::Impl {
         return invalid_argument("a dependency of it was not taken");
       d = r.global[d];
     }
+    auto global_service = [&r](ServiceId& u) {
+      if (u >= r.services.size() || r.services[u] == kNoService) return false;
+      u = r.services[u];
+      return true;
+    };
+    for (ServiceId& u : s.uses) {
+      if (!global_service(u)) return invalid_argument("a service it uses was not taken");
+    }
+    if (s.kind == TaskKind::service && !global_service(s.service)) {
+      return invalid_argument("its service was not taken");
+    }
     // Routed before it is submitted: submit() may already journal its end (a dependency that
     // failed in an earlier session) or count it as done.
     const auto next = static_cast<TaskId>(route.size());
@@ -249,6 +284,9 @@ class ServedInstance::Impl {
    public:
     RunView(Impl& m, ServedRun& r, TaskSubmitter& inner) : m_(m), r_(r), inner_(inner) {}
     Result<TaskId> submit(TaskSpec spec) override {
+      if (spec.kind == TaskKind::service) {
+        return invalid_argument("a run's service replicas are submitted with the run");
+      }
       const auto local = static_cast<TaskId>(r_.global.size());
       r_.global.push_back(kNoTask);
       r_.names.push_back(spec.name);
@@ -256,15 +294,23 @@ class ServedInstance::Impl {
         std::lock_guard lock(m_.mutex);
         ++m_.outstanding[r_.owner];
       }
+      ++r_.work_left;
       auto id = m_.submit_local(r_, local, std::move(spec), inner_);
       if (!id.ok()) {
         r_.global.pop_back();
         r_.names.pop_back();
+        --r_.work_left;
         std::lock_guard lock(m_.mutex);
         --m_.outstanding[r_.owner];
         return id.status();
       }
       return local;
+    }
+    Result<ServiceId> submit_service(ServiceSpec /*service*/) override {
+      return invalid_argument("a run's services are submitted with the run");
+    }
+    Status stop_service(ServiceId /*service*/) override {
+      return invalid_argument("a run's services stop when its other tasks have ended");
     }
     Status release(TaskId t) override {
       auto g = global(t);
@@ -315,7 +361,10 @@ class ServedInstance::Impl {
     const auto [run, local] = route[spec.id];
     ServedRun& r = *run;
     ended_one(r);
-    if (outcome != TaskState::succeeded && !submitter.dropped(spec.id)) r.bad = true;
+    const bool replica = spec.kind == TaskKind::service;
+    // A replica not started when its service was stopped is cancelled: not a failure.
+    const bool unneeded = replica && r.services_stopped && outcome == TaskState::cancelled;
+    if (outcome != TaskState::succeeded && !submitter.dropped(spec.id) && !unneeded) r.bad = true;
     if (r.repeats) {
       // The driver knows the run's own ids (it may submit the next round).
       TaskSpec mine = spec;
@@ -324,7 +373,18 @@ class ServedInstance::Impl {
       RunView view(*this, r, submitter);
       r.repeats->on_task_done(mine, outcome, view);
     }
+    if (!replica && --r.work_left == 0) stop_services(r, submitter);
     maybe_finish(r);
+  }
+
+  // Nothing of run `r` can use its services any more (its other tasks ended, or it is
+  // cancelled): they stop.
+  static void stop_services(ServedRun& r, TaskSubmitter& submitter) {
+    if (r.services_stopped) return;
+    r.services_stopped = true;
+    for (ServiceId s : r.services) {
+      if (s != kNoService) (void)submitter.stop_service(s);
+    }
   }
 
   void ended_one(ServedRun& r) {
@@ -370,11 +430,6 @@ class ServedInstance::Impl {
     auto graph = parse_workflow_text(text, path, lo);
     if (!graph.ok()) return graph.status();
     if (graph->tasks.empty()) return invalid_argument(path + ": the workflow has no tasks");
-    if (!graph->services.empty()) {
-      return invalid_argument(path +
-                              ": workflow services are not supported in a served "
-                              "instance yet; run this workflow with chorus run");
-    }
     if (Status s = validate_graph(*graph); !s.ok()) return s;
     return graph;
   }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "adapters/slurm/allocation.hpp"
@@ -23,6 +24,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/journal_access.hpp"
 #include "cli/output/output.hpp"
+#include "cli/service_endpoints.hpp"
 #include "cli/status_report.hpp"
 #include "runtime/backends/pilots_backend.hpp"
 #include "runtime/backends/slurm_backend.hpp"
@@ -145,9 +147,12 @@ class Server {
         code = logs(req, who, r.out());
       } else if (op == "report") {
         code = report(req, who, r.out(), extra);
+      } else if (op == "endpoints") {
+        code = endpoints(req, who, r.out());
       } else {
         r.out().error("unknown request '" + op +
-                      "' (this server answers submit, list, status, cancel, logs, report)");
+                      "' (this server answers submit, list, status, cancel, logs, report, "
+                      "endpoints)");
       }
       nlohmann::json reply = r.reply(code);
       reply.update(extra);
@@ -156,6 +161,14 @@ class Server {
       r.out().error(std::string("malformed request: ") + e.what());
       return wire(r.reply(kExitBadInput));
     }
+  }
+
+  // A request on a connection whose user has no key listed any more (removed, then SIGHUP).
+  std::string refuse_unlisted(const std::string& key_user) {
+    Rendered r("plain");
+    r.out().error("the server no longer lists a key of " + key_user +
+                  " (its config changed): ask its admin to add yours (chorus keys)");
+    return wire(r.reply(kExitBadInput));
   }
 
   // A request over TCP from the user `key_user` (the user id its key carries): that user's
@@ -316,6 +329,19 @@ class Server {
     return kExitOk;
   }
 
+  int endpoints(const nlohmann::json& req, const PeerCredentials& who, const Output& out) {
+    auto run = find(text(req, "run"), who);
+    auto events =
+        run.ok() ? journal_.events(run->id) : Result<std::vector<EventRecord>>(run.status());
+    if (!events.ok()) {
+      out.error(events.status().message());
+      return run.ok() ? kExitError : kExitBadInput;
+    }
+    run->status = effective_status(*run);
+    print_endpoints(out, *run, *events, req.value("env", false));
+    return kExitOk;
+  }
+
   int logs(const nlohmann::json& req, const PeerCredentials& who, const Output& out) {
     auto run = find(text(req, "run"), who);
     auto state = run.ok() ? journal_.replay(run->id) : Result<RunState>(run.status());
@@ -349,6 +375,15 @@ class Server {
   std::string state_dir_;
 };
 
+std::vector<AllowedPeer> allowed_peers(
+    const std::map<std::string, std::vector<std::string>>& user_keys) {
+  std::vector<AllowedPeer> peers;
+  for (const auto& [user, list] : user_keys) {
+    for (const std::string& k : list) peers.push_back({k, user});
+  }
+  return peers;
+}
+
 // The instance's TCP listener: its own CURVE pair (<state>/serve.key, made on first start and
 // kept, so clients' copies of serve.pub stay valid) and every listed user key admitted with its
 // user's name as the id. There is no unencrypted TCP: ServerSocket is CURVE only.
@@ -366,10 +401,50 @@ Result<std::unique_ptr<ServerSocket>> bind_tcp(
   o.endpoint = listen;
   o.keys = *keys;
   o.max_message = kMaxFrame;
-  for (const auto& [user, list] : user_keys) {
-    for (const std::string& k : list) o.allowed_peers.push_back({k, user});
-  }
+  o.allowed_peers = allowed_peers(user_keys);
   return ServerSocket::bind(o);
+}
+
+// SIGHUP: the config file is read again and its `keys` replace the TCP listener's (new
+// handshakes only; a user no longer listed at all is refused on connections made before).
+// A config with a mistake changes nothing (said with its file:line:col). The other settings
+// apply at the next start: said when they changed.
+void reload_keys(const std::string& config_path, const std::string& listen, ServerSocket* tcp,
+                 std::set<std::string>& listed_users) {
+  if (config_path.empty()) {
+    std::fprintf(stderr, "chorus serve: SIGHUP: no --config to read again\n");
+    return;
+  }
+  auto loaded = load_serve_config(config_path);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "chorus serve: SIGHUP: %s; the keys stay as they were\n",
+                 loaded.status().message().c_str());
+    return;
+  }
+  if (loaded->listen != listen) {
+    std::fprintf(stderr,
+                 "chorus serve: SIGHUP: listen changed to '%s': that applies at the next start\n",
+                 loaded->listen.c_str());
+  }
+  if (tcp == nullptr) {
+    std::fprintf(stderr, "chorus serve: SIGHUP: no TCP listener: keys have nothing to admit\n");
+    return;
+  }
+  if (Status st = tcp->set_allowed_peers(allowed_peers(loaded->user_keys)); !st.ok()) {
+    std::fprintf(stderr, "chorus serve: SIGHUP: %s; the keys stay as they were\n",
+                 st.message().c_str());
+    return;
+  }
+  listed_users.clear();
+  std::size_t count = 0;
+  for (const auto& [user, list] : loaded->user_keys) {
+    listed_users.insert(user);
+    count += list.size();
+  }
+  std::fprintf(stderr,
+               "chorus serve: SIGHUP: %zu key(s) of %zu user(s) from %s admitted from now on "
+               "(weights, limits and admins apply at the next start)\n",
+               count, listed_users.size(), config_path.c_str());
 }
 
 void add_serve_command(CLI::App& app) {
@@ -427,6 +502,7 @@ void add_serve_command(CLI::App& app) {
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);                    // read the config's keys again
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the coordinator's thread starts
     const int sigfd = signalfd(-1, &signals, SFD_CLOEXEC);
 
@@ -529,12 +605,20 @@ void add_serve_command(CLI::App& app) {
       std::fprintf(stderr, "chorus serve: listening on %s (CURVE; clients need %s/serve.pub)\n",
                    tcp->endpoint().c_str(), state.c_str());
     }
+    std::set<std::string> listed_users;  // users with a key (a connection of another is refused)
+    for (const auto& [user, list] : user_keys) listed_users.insert(user);
     std::string peer, payload, key_user;
     while (true) {
       pollfd fds[3] = {{sigfd, POLLIN, 0}, {(*socket)->fd(), POLLIN, 0}, {-1, POLLIN, 0}};
       if (tcp) fds[2].fd = tcp->fd();
       (void)::poll(fds, tcp ? 3 : 2, 1000);
-      if ((fds[0].revents & POLLIN) || lost.requests() > 0) break;
+      if (fds[0].revents & POLLIN) {
+        signalfd_siginfo info{};
+        const bool got = ::read(sigfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info);
+        if (!got || info.ssi_signo != SIGHUP) break;
+        reload_keys(a->config, listen, tcp.get(), listed_users);
+      }
+      if (lost.requests() > 0) break;
       // Both sockets' fds are edge-triggered: drain each until empty, and again while a send
       // may have consumed a signal (readable()).
       bool more = true;
@@ -558,7 +642,9 @@ void add_serve_command(CLI::App& app) {
             break;
           }
           if (!*got) break;
-          (void)tcp->send(peer, server.handle_tcp(payload, key_user));
+          (void)tcp->send(peer, listed_users.count(key_user) != 0
+                                    ? server.handle_tcp(payload, key_user)
+                                    : server.refuse_unlisted(key_user));
           more = true;
         }
       }

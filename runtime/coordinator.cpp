@@ -72,12 +72,18 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
                               " task, which this run cannot launch");
     }
     if (spec.kind == TaskKind::service || spec.service != kNoService) {
-      return invalid_argument("task '" + spec.name +
-                              "': services are declared in the workflow, not submitted while it "
-                              "runs");
+      // A replica of a service added by submit_service, in replica order.
+      if (spec.kind != TaskKind::service || spec.service >= services_all_.size() ||
+          spec.service < graph_.services.size() ||
+          spec.replica != static_cast<int>(services_all_[spec.service].replica_tasks.size()) ||
+          spec.replica >= services_all_[spec.service].replicas) {
+        return invalid_argument("task '" + spec.name +
+                                "': a service replica is submitted after its service "
+                                "(submit_service), each replica once, in order");
+      }
     }
     for (ServiceId u : spec.uses) {
-      if (u >= graph_.services.size()) {
+      if (u >= services_all_.size()) {
         return invalid_argument("task '" + spec.name + "' uses an unknown service");
       }
     }
@@ -88,6 +94,8 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     const TaskSpec& added = added_.back();
     names_.insert(added.name);
     const TaskId id = tasks_.add(added);
+    if (added.kind == TaskKind::service) services_all_[added.service].replica_tasks.push_back(id);
+    if (services_) services_->note_uses(added);
     if (previous_by_name_ != nullptr) {
       auto it = previous_by_name_->find(added.name);
       if (it != previous_by_name_->end()) apply_record(added, *it->second);
@@ -115,6 +123,28 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       cancel_unstarted(id, stop_reason());
     }
     return id;
+  }
+
+  Result<ServiceId> submit_service(ServiceSpec service) override {
+    if (service.replicas < 1) {
+      return invalid_argument("service '" + service.name + "' needs at least one replica");
+    }
+    service.replica_tasks.clear();
+    if (!services_) {  // the graph has none (it would exist): the lifecycle starts empty
+      ServiceLifecycle::Host& host = *this;  // a private base: converted here, where it is known
+      services_ = std::make_unique<ServiceLifecycle>(services_all_, tasks_, host, host_name());
+    }
+    services_all_.push_back(std::move(service));
+    services_->added(true);
+    return static_cast<ServiceId>(services_all_.size() - 1);
+  }
+
+  Status stop_service(ServiceId service) override {
+    if (service >= services_all_.size() || service < graph_.services.size()) {
+      return invalid_argument("stop_service: not a submitted service");
+    }
+    services_->stop(service);
+    return {};
   }
 
   Status release(TaskId task) override {
@@ -228,9 +258,14 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       }
     }
     if (previous != nullptr) apply_previous(*previous);
+    services_all_.assign(graph_.services.begin(), graph_.services.end());
     if (!graph_.services.empty()) {
       ServiceLifecycle::Host& host = *this;  // a private base: converted here, where it is known
-      services_ = std::make_unique<ServiceLifecycle>(graph_, tasks_, host, host_name());
+      services_ = std::make_unique<ServiceLifecycle>(services_all_, tasks_, host, host_name());
+      for (const TaskSpec& t : graph_.tasks) {
+        services_->note_uses(t);
+        if (!is_terminal(tasks_.state(t.id))) services_->count_user(t, +1);
+      }
     }
     if (options_.on_task_done && previous != nullptr) {
       for (TaskId id = 0; id < n; ++id) {
@@ -347,6 +382,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     return cancelling_ || (options_.fail_fast && failed_for_good_);
   }
   bool cancelling() const override { return cancelling_; }
+  const TaskSpec& spec_of(TaskId id) const override { return spec_at(id); }
   const char* stop_reason() const {
     return cancelling_ ? "run cancelled" : "not started: fail-fast";
   }
@@ -655,7 +691,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     request_.attempt = r.attempt;
     request_.node = cluster_.node(r.node).name;
     request_.spread.clear();
-    request_.service = spec.kind == TaskKind::service ? &graph_.services[spec.service] : nullptr;
+    request_.service = spec.kind == TaskKind::service ? &services_all_[spec.service] : nullptr;
     if (spec.kind == TaskKind::mpi) {
       if (auto it = spreads_.find(spec.id); it != spreads_.end()) {
         for (const auto& share : it->second) {
@@ -677,7 +713,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     request_.env.emplace_back("CHORUS_ATTEMPT", std::to_string(r.attempt));
     request_.env.emplace_back("CHORUS_NODE", request_.node);
     for (ServiceId s : spec.uses) {
-      request_.env.emplace_back(service_env_name(graph_.services[s].name), services_->endpoints(s));
+      request_.env.emplace_back(service_env_name(services_all_[s].name), services_->endpoints(s));
     }
   }
 
@@ -976,6 +1012,9 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
   const WorkflowGraph& graph_;
+  // The graph's services, then those submitted (submit_service): a deque, ServiceLifecycle and
+  // launch requests keep references.
+  std::deque<ServiceSpec> services_all_;
   StateStore& store_;
   std::string run_id_;
   ClusterState cluster_;

@@ -45,6 +45,15 @@ class TaskSubmitter {
   // Errors: invalid_argument for an empty or duplicate name, an unknown dependency, or a kind
   // this run cannot launch.
   virtual Result<TaskId> submit(TaskSpec spec) = 0;
+  // Adds a service (`replica_tasks` is ignored): its replicas are then submitted, in replica
+  // order, as tasks of kind service with `service` the id returned and `replica` their index; tasks
+  // that name it in `uses` wait for it to be up and get its endpoints. It runs until
+  // stop_service() (or it fails for good); it is never stopped as unneeded. Errors:
+  // invalid_argument for a service without replicas.
+  virtual Result<ServiceId> submit_service(ServiceSpec service) = 0;
+  // Stops a service added by submit_service: its replicas are stopped (ending succeeded), those
+  // not started are cancelled. Idempotent. Errors: invalid_argument for another id.
+  virtual Status stop_service(ServiceId service) = 0;
   // Lets a task marked `held` start once its dependencies are done. Idempotent. Errors:
   // invalid_argument for an unknown id or a task that is not held.
   virtual Status release(TaskId task) = 0;

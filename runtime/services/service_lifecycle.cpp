@@ -5,27 +5,33 @@
 
 namespace chorus {
 
-ServiceLifecycle::ServiceLifecycle(const WorkflowGraph& graph, TaskTable& tasks, Host& host,
-                                   std::string local_host)
-    : graph_(graph),
+ServiceLifecycle::ServiceLifecycle(const std::deque<ServiceSpec>& services, TaskTable& tasks,
+                                   Host& host, std::string local_host)
+    : services_(services),
       tasks_(tasks),
       host_(host),
-      supervisor_(graph.services, std::move(local_host)) {
-  const auto count = graph_.services.size();
+      supervisor_(services, std::move(local_host)) {
+  const auto count = services_.size();
   parked_.assign(count, {});
   users_left_.assign(count, 0);
   had_users_.assign(count, 0);
   stopped_.assign(count, 0);
-  for (const TaskSpec& t : graph_.tasks) {
-    for (ServiceId s : t.uses) had_users_[s] = 1;
-    if (!is_terminal(tasks_.state(t.id))) count_user(t, +1);
-  }
+  owned_.assign(count, 0);
+}
+
+void ServiceLifecycle::added(bool owned) {
+  supervisor_.added();
+  parked_.emplace_back();
+  users_left_.push_back(0);
+  had_users_.push_back(0);
+  stopped_.push_back(0);
+  owned_.push_back(owned ? 1 : 0);
 }
 
 ServiceLifecycle::Gate ServiceLifecycle::gate(TaskId id, const TaskSpec& spec, std::string& why) {
   for (ServiceId s : spec.uses) {
     if (const std::string* failure = supervisor_.failure(s)) {
-      why = "service '" + graph_.services[s].name + "' is not available: " + *failure;
+      why = "service '" + services_[s].name + "' is not available: " + *failure;
       return Gate::failed;
     }
     if (!supervisor_.up(s)) {
@@ -65,8 +71,8 @@ void ServiceLifecycle::wake_users(ServiceId s, TimePoint now) {
 
 void ServiceLifecycle::on_end(TaskId id, TaskState state, int code, std::string message,
                               TimePoint now) {
-  const TaskSpec& spec = graph_.tasks[id];
-  const ServiceSpec& svc = graph_.services[spec.service];
+  const TaskSpec& spec = host_.spec_of(id);
+  const ServiceSpec& svc = services_[spec.service];
   auto& r = tasks_[id];
   supervisor_.ended(spec);
   if (r.stopping) {
@@ -128,14 +134,14 @@ void ServiceLifecycle::service_failed(ServiceId s, const std::string& why, TimeP
     if (!r.parked || r.state != TaskState::pending) continue;
     r.parked = false;
     host_.finish(id, TaskState::failed, -1,
-                 "service '" + graph_.services[s].name + "' is not available: " + why, now);
+                 "service '" + services_[s].name + "' is not available: " + why, now);
   }
   stop_service(s);
 }
 
 void ServiceLifecycle::stop_service(ServiceId s) {
   stopped_[s] = 1;
-  const ServiceSpec& svc = graph_.services[s];
+  const ServiceSpec& svc = services_[s];
   for (TaskId id : svc.replica_tasks) {
     auto& r = tasks_[id];
     if (r.state == TaskState::running) {
@@ -153,8 +159,8 @@ void ServiceLifecycle::stop_service(ServiceId s) {
 bool ServiceLifecycle::stop_unneeded(bool may_grow, bool handlers_pending) {
   const bool work_left = tasks_.work_left();
   bool any = false;
-  for (ServiceId s = 0; s < graph_.services.size(); ++s) {
-    if (stopped_[s] != 0) continue;
+  for (ServiceId s = 0; s < services_.size(); ++s) {
+    if (stopped_[s] != 0 || owned_[s] != 0) continue;
     bool needed = may_grow ? work_left || handlers_pending
                            : (had_users_[s] != 0 ? users_left_[s] > 0 : work_left);
     if (needed) continue;
@@ -170,7 +176,7 @@ void ServiceLifecycle::release_delayed(TimePoint now) {
     TaskId id = delayed_.back().second;
     delayed_.pop_back();
     if (tasks_.state(id) != TaskState::pending) continue;
-    if (stopped_[graph_.tasks[id].service] != 0 || host_.stopping_new_work()) {
+    if (stopped_[host_.spec_of(id).service] != 0 || host_.stopping_new_work()) {
       host_.cancel_unstarted(id, "not restarted: the run is stopping");
       continue;
     }
@@ -181,11 +187,11 @@ void ServiceLifecycle::release_delayed(TimePoint now) {
 bool ServiceLifecycle::only_ready_services_running() const {
   if (!delayed_.empty()) return false;
   std::int64_t replicas = 0;
-  for (const auto& svc : graph_.services) {
+  for (const auto& svc : services_) {
     for (TaskId id : svc.replica_tasks) {
       const auto& r = tasks_[id];
       if (r.state != TaskState::running) continue;
-      if (r.stopping || !supervisor_.ready(graph_.tasks[id])) return false;
+      if (r.stopping || !supervisor_.ready(host_.spec_of(id))) return false;
       ++replicas;
     }
   }

@@ -9,12 +9,14 @@
 // through the TaskTable. Coordinator thread only.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/workflow_graph.hpp"
+#include "core/service_spec.hpp"
+#include "core/task_spec.hpp"
 #include "runtime/services/service_supervisor.hpp"
 #include "runtime/task_table.hpp"
 
@@ -43,11 +45,26 @@ class ServiceLifecycle {
     virtual void stop_attempt(TaskId id) = 0;
     virtual bool stopping_new_work() const = 0;
     virtual bool cancelling() const = 0;
+    // The spec of a task of the run (a replica's, say).
+    virtual const TaskSpec& spec_of(TaskId id) const = 0;
   };
 
-  // `tasks` must already hold the states of this session's start (resume applied).
-  ServiceLifecycle(const WorkflowGraph& graph, TaskTable& tasks, Host& host,
+  // `services` may grow (services submitted while the coordinator runs: a served instance's
+  // runs); added() is called for each. Users are counted by count_user(), from the start.
+  ServiceLifecycle(const std::deque<ServiceSpec>& services, TaskTable& tasks, Host& host,
                    std::string local_host);
+
+  // services.back() was added. `owned`: whoever submitted it stops it (stop()); it is never
+  // stopped as unneeded here.
+  void added(bool owned);
+  // Stops service `s` (its replicas stop; what has not started is cancelled). Idempotent.
+  void stop(ServiceId s) {
+    if (stopped_[s] == 0) stop_service(s);
+  }
+  // Notes that `t`, terminal or not, uses its services (what stop_unneeded() goes by).
+  void note_uses(const TaskSpec& t) {
+    for (ServiceId s : t.uses) had_users_[s] = 1;
+  }
 
   // A task (not yet terminal) counts, or stops counting, as a user of the services it uses.
   void count_user(const TaskSpec& t, int delta) {
@@ -113,7 +130,7 @@ class ServiceLifecycle {
   void wake_users(ServiceId s, TimePoint now);
   void stop_service(ServiceId s);
 
-  const WorkflowGraph& graph_;  // replicas are graph tasks: graph_.tasks[replica id]
+  const std::deque<ServiceSpec>& services_;  // replicas are tasks: host_.spec_of(replica id)
   TaskTable& tasks_;
   Host& host_;
   ServiceSupervisor supervisor_;
@@ -123,6 +140,7 @@ class ServiceLifecycle {
   std::vector<std::int64_t> users_left_;               // per service: its users not yet terminal
   std::vector<std::uint8_t> had_users_;                // per service: some task uses it
   std::vector<std::uint8_t> stopped_;                  // per service: stop decided
+  std::vector<std::uint8_t> owned_;                    // per service: see added()
   std::vector<std::pair<TimePoint, TaskId>> delayed_;  // replicas to restart: a min-heap by time
   std::vector<std::pair<TaskId, std::string>> startup_failures_;  // stopped for not starting
   std::vector<ServiceNotice> notices_;

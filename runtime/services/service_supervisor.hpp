@@ -6,6 +6,7 @@
 // coordinator's thread only.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,8 +38,12 @@ class ServiceSupervisor {
  public:
   // `local_host`: node names that mean this machine are probed at 127.0.0.1 (a service bound to
   // the loopback interface is reachable there and nowhere else).
-  ServiceSupervisor(const std::vector<ServiceSpec>& services, std::string local_host);
+  // `services` may grow (a served instance adds each run's services): call added() after.
+  ServiceSupervisor(const std::deque<ServiceSpec>& services, std::string local_host);
   ~ServiceSupervisor();
+
+  // services.back() was added.
+  void added();
 
   // A replica was handed to its launcher: probing starts. `node`: where it runs, as a host to
   // probe and to give users (the node's address when known, else its name). `reported` set: the
@@ -78,13 +83,24 @@ class ServiceSupervisor {
   struct State {
     std::vector<Replica> replicas;
     int ready = 0;
+    int probing = 0;      // replicas with a probe
+    bool listed = false;  // in probing_
     std::string endpoints;
     std::optional<std::string> failure;
   };
 
-  const std::vector<ServiceSpec>& services_;
+  void end_probe(State& st, Replica& r) {
+    if (!r.probe) return;
+    r.probe.reset();
+    --st.probing;
+  }
+
+  const std::deque<ServiceSpec>& services_;
   std::string local_host_;
   std::vector<State> state_;
+  // The services with a replica being probed (a few, of however many the instance has seen):
+  // what poll() and next_deadline() walk. Entries whose probing fell to 0 leave at the next poll.
+  std::vector<ServiceId> probing_;
 };
 
 }  // namespace chorus

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "core/thread_guard.hpp"
@@ -98,18 +99,40 @@ void close_socket(void*& socket) {
 
 }  // namespace
 
-Result<std::unique_ptr<ServerSocket>> ServerSocket::bind(const ServerSocketOptions& options) {
-  std::unique_ptr<ServerSocket> s(new ServerSocket());
-  for (const AllowedPeer& peer : options.allowed_peers) {
+namespace {
+
+// Raw 32-byte keys and their user ids. Errors: invalid_argument for a key that is not a CURVE key
+// or a peer without a user id.
+Result<std::vector<std::pair<std::string, std::string>>> decode_peers(
+    const std::vector<AllowedPeer>& peers) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const AllowedPeer& peer : peers) {
     std::uint8_t raw[32];
     if (!valid_curve_key(peer.public_key) ||
         zmq_z85_decode(raw, peer.public_key.c_str()) == nullptr) {
       return invalid_argument("an allowed peer key is not a CURVE key (40 Z85 characters)");
     }
     if (peer.user_id.empty()) return invalid_argument("an allowed peer needs a user id");
-    s->allowed_.emplace_back(std::string(reinterpret_cast<const char*>(raw), sizeof raw),
-                             peer.user_id);
+    out.emplace_back(std::string(reinterpret_cast<const char*>(raw), sizeof raw), peer.user_id);
   }
+  return out;
+}
+
+}  // namespace
+
+Status ServerSocket::set_allowed_peers(const std::vector<AllowedPeer>& peers) {
+  auto decoded = decode_peers(peers);
+  if (!decoded.ok()) return decoded.status();
+  std::lock_guard lock(allowed_mutex_);
+  allowed_ = std::move(*decoded);
+  return {};
+}
+
+Result<std::unique_ptr<ServerSocket>> ServerSocket::bind(const ServerSocketOptions& options) {
+  std::unique_ptr<ServerSocket> s(new ServerSocket());
+  auto decoded = decode_peers(options.allowed_peers);
+  if (!decoded.ok()) return decoded.status();
+  s->allowed_ = std::move(*decoded);
   s->context_ = zmq_ctx_new();
   if (s->context_ == nullptr) return zmq_status("cannot create a ZeroMQ context");
 
@@ -181,13 +204,14 @@ void ServerSocket::run_zap(void* zap) {
       frames.push_back(std::move(frame));
     }
     if (frames.size() < 6) continue;  // malformed: libzmq never sends these
-    const std::string* user = nullptr;
+    std::optional<std::string> user;
     if (frames[5] == "CURVE" && frames.size() >= 7) {
+      std::lock_guard lock(allowed_mutex_);
       for (const auto& [key, id] : allowed_) {
-        if (frames[6] == key) user = &id;
+        if (frames[6] == key) user = id;
       }
     }
-    const bool ok = user != nullptr;
+    const bool ok = user.has_value();
     if (!ok) refused_.fetch_add(1, std::memory_order_relaxed);
     const std::string reply[] = {"1.0",
                                  frames[1],

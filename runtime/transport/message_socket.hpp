@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -74,6 +75,10 @@ class ServerSocket {
   bool readable() const;
   // How many handshakes the ZAP handler refused so far (thread-safe).
   std::size_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  // Replaces the admitted clients (a changed key list, without a restart). It applies to
+  // handshakes from now on: a connection made with a key no longer listed stays until it closes.
+  // Thread-safe. Errors: as bind() for a malformed key (the list is then unchanged).
+  Status set_allowed_peers(const std::vector<AllowedPeer>& peers);
 
  private:
   ServerSocket() = default;
@@ -83,7 +88,8 @@ class ServerSocket {
   void* socket_ = nullptr;
   int fd_ = -1;
   std::string endpoint_;
-  // Raw 32-byte keys and their user ids; immutable once the ZAP thread runs.
+  // Raw 32-byte keys and their user ids: read by the ZAP thread, replaced by set_allowed_peers.
+  std::mutex allowed_mutex_;
   std::vector<std::pair<std::string, std::string>> allowed_;
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> refused_{0};

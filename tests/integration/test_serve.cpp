@@ -91,6 +91,7 @@ class Served {
     pid_ = -1;
     return code;
   }
+  void signal(int signal_number) const { ::kill(pid_, signal_number); }
   std::string socket() const { return state_ + "/serve.sock"; }
   const std::string& state() const { return state_; }
   std::string log() const { return read_file(dir_ + "/bg.err"); }
@@ -127,6 +128,18 @@ std::string run_status(const Served& s, const std::string& run, const TestUser* 
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   if (!j.is_object() || !j.contains("status")) return "";
   return j["status"].get<std::string>();
+}
+
+// Whether something listens on 127.0.0.1:`port`.
+bool listening(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return up;
 }
 
 bool root_or_skip() {
@@ -615,6 +628,29 @@ TEST_CASE("Integration.Serve.TcpClientsNeedTheirOwnListedKey") {
   auto still = alice.chorus({"list", "--json", "--server", endpoint}, ahome, server_key);
   CHECK_MESSAGE(still.exit_code == 0, still.err);
   CHECK(still.out.find(run) != std::string::npos);
+
+  // Keys changed without a restart (SIGHUP). A config with a mistake changes nothing.
+  write_file(dir / "serve.yaml",
+             "listen: tcp://127.0.0.1:*\nkeys: {users: {" + bob.name() + ": [\"not a key\"]}}\n");
+  served.signal(SIGHUP);
+  REQUIRE_MESSAGE(eventually([&] {
+                    return served.log().find("the keys stay as they were") != std::string::npos;
+                  }),
+                  served.log());
+  CHECK(alice.chorus({"list", "--server", endpoint}, ahome, server_key).exit_code == 0);
+  CHECK(bob.chorus({"list", "--server", endpoint}, bhome, server_key).exit_code == 2);
+  // Bob's key instead of Alice's: he is admitted, she is refused at her next connection.
+  write_file(dir / "serve.yaml", "listen: tcp://127.0.0.1:*\nkeys: {users: {" + bob.name() +
+                                     ": [\"" + trimmed(bkey.out) + "\"]}}\n");
+  served.signal(SIGHUP);
+  REQUIRE_MESSAGE(
+      eventually([&] { return served.log().find("admitted from now on") != std::string::npos; }),
+      served.log());
+  auto bob_now = bob.chorus({"list", "--server", endpoint}, bhome, server_key);
+  CHECK_MESSAGE(bob_now.exit_code == 0, bob_now.err);
+  auto alice_now = alice.chorus({"list", "--server", endpoint}, ahome, server_key);
+  CHECK(alice_now.exit_code == 2);
+  CHECK_MESSAGE(alice_now.err.find("refused this user's key") != std::string::npos, alice_now.err);
 }
 
 // A served run with a repeat group whose sweep is a quorum round: each round closes on its 4
@@ -667,4 +703,93 @@ tasks:
   CHECK(status.out.find("dropped by quorum: round 2 of 'ens' closed with 4 of 6") !=
         std::string::npos);
   CHECK(status.out.find("23 total: 17 succeeded") != std::string::npos);
+}
+
+// A workflow's services in a served run: up before the tasks that use them, their endpoints
+// through `chorus endpoints --server`, each run its own; stopped once the run's other tasks have
+// ended (the run then succeeds), resumed after a SIGKILL of the instance (the killed instance's
+// replica does not hold the port), and stopped with a cancelled run.
+TEST_CASE("Integration.Serve.WorkflowServicesRunWithTheirRunAndStopWithIt") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  Served served(dir, {"--cores", "4"});
+  const std::string echo = binary_dir() + "/tests/svc_echo";
+  // A run whose client writes what it got and then waits for `gate`.
+  auto workflow = [&](const std::string& name, int port, const std::string& gate) {
+    return "name: " + name + R"Y(
+services:
+  - name: echo
+    command: [)Y" +
+           echo + R"Y(, "{port}"]
+    ready: {tcp: )Y" +
+           std::to_string(port) + R"Y(, timeout: 20s}
+tasks:
+  - name: client
+    uses: [echo]
+    command: "echo \"$CHORUS_SERVICE_ECHO\" >> )Y" +
+           name + R"Y(.env; while [ ! -e )Y" + gate +
+           R"Y( ]; do sleep 0.05; done"
+  - name: after
+    after: [client]
+    command: "echo done >> )Y" +
+           name + R"Y(.after"
+)Y";
+  };
+  const int pa = 23961, pb = 23971;
+  write_file(dir / "a.yaml", workflow("a", pa, "a.go"));
+  write_file(dir / "b.yaml", workflow("b", pb, "b.go"));
+  auto ra = as_root(served, {"submit", "a.yaml"}, dir.path());
+  auto rb = as_root(served, {"submit", "b.yaml"}, dir.path());
+  REQUIRE_MESSAGE(ra.exit_code == 0, ra.err);
+  REQUIRE_MESSAGE(rb.exit_code == 0, rb.err);
+  const std::string a = trimmed(ra.out), b = trimmed(rb.out);
+  REQUIRE_MESSAGE(
+      eventually([&] { return file_exists(dir / "a.env") && file_exists(dir / "b.env"); }, 30),
+      served.log());
+  CHECK(read_lines(dir / "a.env") == std::vector<std::string>{"127.0.0.1:23961"});
+  CHECK(read_lines(dir / "b.env") == std::vector<std::string>{"127.0.0.1:23971"});
+  auto env = as_root(served, {"endpoints", a, "--env"}, dir.path());
+  INFO(env.out, env.err);
+  CHECK(env.out == "CHORUS_SERVICE_ECHO=127.0.0.1:23961\n");
+  auto shown = as_root(served, {"endpoints", b}, dir.path());
+  INFO(shown.out, shown.err);
+  CHECK(shown.out.find("echo") != std::string::npos);
+  CHECK(shown.out.find("ready") != std::string::npos);
+  CHECK(shown.out.find("127.0.0.1:23971") != std::string::npos);
+
+  // b's client ends: its service stops and the run succeeds; a's runs on.
+  write_file(dir / "b.go", "");
+  REQUIRE(eventually([&] { return run_status(served, b, nullptr, dir.path()) == "succeeded"; }));
+  CHECK(eventually([&] { return !listening(pb); }, 10));
+  CHECK(listening(pa));
+  CHECK(read_lines(dir / "b.after").size() == 1);
+
+  // The instance dies outright while a's client waits; restarted, it runs a's service again (on
+  // the same port: the killed one's replica was stopped) and the client once more.
+  CHECK(served.stop(SIGKILL) == 128 + SIGKILL);
+  served.start();
+  REQUIRE_MESSAGE(eventually([&] { return read_lines(dir / "a.env").size() == 2; }, 30),
+                  served.log());
+  write_file(dir / "a.go", "");
+  REQUIRE_MESSAGE(
+      eventually([&] { return run_status(served, a, nullptr, dir.path()) == "succeeded"; }),
+      served.log());
+  CHECK(eventually([&] { return !listening(pa); }, 10));
+  CHECK(read_lines(dir / "a.after").size() == 1);
+  auto status = as_root(served, {"status", a}, dir.path());
+  CHECK(status.out.find("succeeded") != std::string::npos);
+
+  // A cancelled run's service stops with it.
+  write_file(dir / "c.yaml", workflow("c", pa, "c.go"));
+  auto rc = as_root(served, {"submit", "c.yaml"}, dir.path());
+  REQUIRE_MESSAGE(rc.exit_code == 0, rc.err);
+  const std::string c = trimmed(rc.out);
+  REQUIRE(eventually([&] { return file_exists(dir / "c.env"); }, 30));
+  CHECK(listening(pa));
+  auto cancel = as_root(served, {"cancel", c}, dir.path());
+  INFO(cancel.out, cancel.err);
+  CHECK(cancel.exit_code == 0);
+  CHECK(run_status(served, c, nullptr, dir.path()) == "cancelled");
+  CHECK(eventually([&] { return !listening(pa); }, 10));
+  CHECK_FALSE(file_exists(dir / "c.after"));
 }

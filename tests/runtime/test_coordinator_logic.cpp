@@ -386,3 +386,69 @@ TEST_CASE("Runtime.CoordinatorLogic.ResumeInPlacePutsARunningAttemptBackOnItsNod
     CHECK(s->status == RunStatus::succeeded);
   }
 }
+
+// A service submitted while the coordinator runs (a served instance's runs): its replicas follow
+// it in order (anything else is refused), its user waits for it to be up and gets its endpoints,
+// and it is not stopped as unneeded when the user ends: it runs until stop_service.
+TEST_CASE("Runtime.CoordinatorLogic.ASubmittedServiceRunsUntilItIsStopped") {
+  Logic t;
+  chorus::test::TempDir dir;
+  WorkflowGraph g;
+  g.workdir = dir.path();
+  g.add(task("first"));
+  ServiceSpec db;
+  db.name = "db";
+  db.ready.kind = ProbeKind::file;
+  db.ready.path = "db.ready";
+  db.ready.interval = std::chrono::milliseconds(100);
+  ServiceId sid = kNoService;
+  TaskSubmitter* submitter = nullptr;
+  bool submitted = false;
+  t.options.on_turn = [&](TimePoint, TaskSubmitter& s) -> std::optional<TimePoint> {
+    submitter = &s;
+    if (submitted) return std::nullopt;
+    submitted = true;
+    TaskSpec early = shell_task("db", "serve");
+    early.kind = TaskKind::service;
+    early.service = 0;
+    CHECK_FALSE(s.submit(early).ok());  // no such service yet
+    ServiceSpec none = db;
+    none.replicas = 0;
+    CHECK_FALSE(s.submit_service(none).ok());
+    auto id = s.submit_service(db);
+    REQUIRE(id.ok());
+    sid = *id;
+    TaskSpec second = early;
+    second.name = "db-1";
+    second.service = sid;
+    second.replica = 1;
+    CHECK_FALSE(s.submit(second).ok());  // out of order (and past its one replica)
+    early.service = sid;
+    CHECK(s.submit(early).ok());
+    CHECK_FALSE(s.submit(early).ok());  // its one replica is there
+    TaskSpec user = task("user");
+    user.uses = {sid};
+    CHECK(s.submit(user).ok());
+    return std::nullopt;
+  };
+  t.clock.then_when([&] { return t.launcher.running("db") && t.launcher.running("first"); },
+                    [&] {
+                      CHECK(!t.launcher.running("user"));  // parked until db is up
+                      t.launcher.exit("first");
+                      std::ofstream(dir / "db.ready") << "db-host:5432\n";
+                    });
+  t.clock.then_when([&] { return t.launcher.running("user"); }, [&] { t.launcher.exit("user"); });
+  t.clock.then([&] {
+    t.clock.advance(std::chrono::seconds(5));
+    CHECK(t.launcher.running("db"));  // its user is done, yet it runs: stopping is the owner's
+    CHECK(t.launcher.cancels.empty());
+    CHECK(submitter->stop_service(sid).ok());
+    CHECK(submitter->stop_service(sid).ok());  // idempotent
+    CHECK_FALSE(submitter->stop_service(sid + 1).ok());
+  });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::succeeded);
+  CHECK(t.launcher.cancels == Lines{"db"});
+  CHECK(t.history("db") == Lines{"running:1", "running:1:ready at db-host:5432", "succeeded:1"});
+}
