@@ -103,6 +103,7 @@ tasks:
   CHECK(journaled_node(dir, "mid", 2) == mid_node);
   // The adopted Pod's log is the task's output, like any attempt's.
   auto logs = run_process({chorus_bin(), "logs", "latest", "long"}, dir.path());
+  INFO("chorus logs latest long: ", logs.out, logs.err);
   CHECK(logs.out.find("long-output") != std::string::npos);
   CHECK(eventually([] { return k8s_left_of_run("adopt-1") == 0; }, 30));
 }
