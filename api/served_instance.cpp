@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "adapters/local/process_identity.hpp"
+#include "adapters/local/thread_fs_identity.hpp"
 #include "api/run_policies.hpp"
 #include "api/run_workflow.hpp"
 #include "core/host_name.hpp"
@@ -233,7 +234,8 @@ class ServedInstance::Impl {
       if (run->finished) continue;
       with_quorums[kept++] = run;
       RunView view(*this, *run, submitter);
-      auto due = run->repeats->on_turn(now, view);
+      std::optional<TimePoint> due;
+      as_owner(*run, [&] { due = run->repeats->on_turn(now, view); });
       if (due && (!next || *due < *next)) next = due;
     }
     with_quorums.resize(kept);
@@ -371,10 +373,35 @@ class ServedInstance::Impl {
       mine.id = local;
       mine.name = r.names[local];
       RunView view(*this, r, submitter);
-      r.repeats->on_task_done(mine, outcome, view);
+      as_owner(r, [&] { r.repeats->on_task_done(mine, outcome, view); });
     }
     if (!replica && --r.work_left == 0) stop_services(r, submitter);
     maybe_finish(r);
+  }
+
+  // Runs `f` (a repeat driver's turn: it writes quorum records and reads `until:` files in the
+  // run's folders) with this thread reaching files as the run's submitter, never as root: a
+  // user's folder may hold symlinks to anywhere. Not run (the run is cancelled) if the thread
+  // cannot switch.
+  template <class F>
+  void as_owner(ServedRun& r, F&& f) {
+    if (!r.run_as) {
+      f();
+      return;
+    }
+    ThreadFsIdentity as(r.run_as->uid, r.run_as->gid, r.run_as->name);
+    if (as.ok()) {
+      f();
+      return;
+    }
+    std::fprintf(stderr,
+                 "chorus serve: run %s: cannot act as uid %u in its folders; cancelling it\n",
+                 r.info.id.c_str(), r.run_as->uid);
+    {
+      std::lock_guard lock(mutex);
+      cancels.push_back(r.info.id);
+    }
+    wake_up();
   }
 
   // Nothing of run `r` can use its services any more (its other tasks ended, or it is

@@ -793,3 +793,53 @@ tasks:
   CHECK(eventually([&] { return !listening(pa); }, 10));
   CHECK_FALSE(file_exists(dir / "c.after"));
 }
+
+// A served instance run as root writes a run's quorum records (and reads its `until:` files) as
+// the run's submitter: the records are the user's, and a symlink in the user's folder to a place
+// only root may write does not get root to write there (the round fails instead).
+TEST_CASE("Integration.Serve.QuorumFilesAreWrittenAsTheSubmitterNotRoot") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  TestUser alice("q"), bob("r");
+  const std::string ahome = alice.home_in(dir.path()), bhome = bob.home_in(dir.path());
+  Served served(dir);
+  const std::string wf = R"Y(name: owned-rounds
+tasks:
+  - repeat: ens
+    max_rounds: 2
+    until: {file: "quorum/ens/round-{round}.json", key: /used, below: 4}
+    tasks:
+      - name: sim
+        foreach: {d: ["1", "2"]}
+        command: "true"
+        quorum: {policy: static, n: 2, k: 2}
+)Y";
+  alice.write(ahome + "/wf.yaml", wf);
+  bob.write(bhome + "/wf.yaml", wf);
+  // Bob's quorum folder leads to a folder only root may write.
+  const std::string guarded = dir / "root-only";
+  ::mkdir(guarded.c_str(), 0755);
+  REQUIRE(::symlink(guarded.c_str(), (bhome + "/quorum").c_str()) == 0);
+
+  auto a = as_user(alice, served, {"submit", "wf.yaml"}, ahome);
+  auto b = as_user(bob, served, {"submit", "wf.yaml"}, bhome);
+  REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+  REQUIRE_MESSAGE(b.exit_code == 0, b.err);
+  const std::string ra = trimmed(a.out), rb = trimmed(b.out);
+  REQUIRE_MESSAGE(
+      eventually([&] { return run_status(served, ra, &alice, ahome) == "succeeded"; }, 60),
+      served.log());
+  struct stat st {};
+  REQUIRE(::stat((ahome + "/quorum/ens/round-1.json").c_str(), &st) == 0);
+  CHECK(st.st_uid == alice.uid());
+  CHECK(::stat((ahome + "/quorum").c_str(), &st) == 0);
+  CHECK(st.st_uid == alice.uid());
+
+  REQUIRE_MESSAGE(eventually([&] { return run_status(served, rb, &bob, bhome) == "failed"; }, 60),
+                  served.log());
+  CHECK_FALSE(std::filesystem::exists(guarded + "/ens"));
+  auto status = as_user(bob, served, {"status", rb, "--tasks"}, bhome);
+  INFO(status.out, status.err);
+  CHECK(status.out.find("Permission denied") != std::string::npos);
+}
