@@ -336,7 +336,8 @@ void PodLauncher::on_log_ended(const EndedLog& e) {
   Attempt& a = attempts_.at(h);
   a.following = false;
   if (a.outcome) {
-    a.report_at = Clock::now() + kLogSettle;  // poll() fetches the log and reports then
+    PodOutcome o = *a.outcome;
+    report(h, o);
   } else if (!e.complete && a.follows < 3) {
     logs_->follow(a.pod, a.stdout_path);  // the connection dropped while the task runs
     ++a.follows;
@@ -415,12 +416,8 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
   // that ends sooner is fetched once at its end and costs no stream), Pods made again after a
   // kubelet refusal once their back-off is over, and timeouts (the Pod deleted, reported now).
   auto now = Clock::now();
-  std::vector<LaunchHandle> expired, settled;
+  std::vector<LaunchHandle> expired;
   for (auto& [h, a] : attempts_) {
-    if (a.report_at && now >= *a.report_at) {
-      a.report_at.reset();
-      settled.push_back(h);
-    }
     if (a.ending) continue;
     if (logs_ && a.follow_at && now >= *a.follow_at && a.follows == 0) {
       logs_->follow(a.pod, a.stdout_path);
@@ -435,10 +432,6 @@ void PodLauncher::poll(std::vector<StateUpdate>& out) {
       post_create(h, a.pod, a.manifest);
     }
     if (a.deadline && now >= *a.deadline) expired.push_back(h);
-  }
-  for (auto h : settled) {
-    PodOutcome o = *attempts_.at(h).outcome;
-    report(h, o);
   }
   for (auto h : expired) {
     const Attempt& a = attempts_.at(h);
@@ -472,7 +465,6 @@ Status PodLauncher::cancel(LaunchHandle handle) {
 std::optional<TimePoint> PodLauncher::next_deadline() const {
   std::optional<TimePoint> next;
   for (const auto& [h, a] : attempts_) {
-    if (a.report_at && (!next || *a.report_at < *next)) next = a.report_at;
     if (a.ending) continue;
     if (a.deadline && (!next || *a.deadline < *next)) next = a.deadline;
     if (a.follow_at && a.follows == 0 && (!next || *a.follow_at < *next)) next = a.follow_at;

@@ -69,11 +69,6 @@ struct PodLauncherOptions {
 // 3 s, not 1: under load the watch saw 18 of 200 `true` containers "running" for over a second
 // (bench/README.md, Kubernetes), each then costing a stream.
 inline constexpr Duration kFollowAfter = std::chrono::seconds(3);
-// A followed log whose stream ended with its container is fetched whole this long after: the
-// kubelet ends the stream when it sees the container exited, which can be before the runtime
-// has written the container's last lines to the log file (an adopted Pod's last line was
-// missing under load). Tasks shorter than kFollowAfter are fetched at once.
-inline constexpr Duration kLogSettle = std::chrono::milliseconds(500);
 // A Pod the node's kubelet refused for a resource Chorus booked as free (pod_spec.hpp,
 // kubelet_refused: Chorus counts only its own Pods, and other workloads' Pods come and go) is
 // made again under a new name, after 0.25 s, 0.5 s, ... 4 s, up to this many times (about 20 s in
@@ -124,9 +119,8 @@ class PodLauncher final : public Launcher {
     std::optional<TimePoint> follow_at;
     int follows = 0;  // streams started (one, again after a drop while it runs)
     bool following = false;
-    std::optional<PodOutcome> outcome;   // seen before the stream ended
-    std::optional<TimePoint> report_at;  // the stream ended: fetch and report then (kLogSettle)
-    bool service = false;                // a service replica: `readiness` follows its Pod
+    std::optional<PodOutcome> outcome;  // seen before the stream ended
+    bool service = false;               // a service replica: `readiness` follows its Pod
     ReplicaReadiness readiness;
     std::shared_ptr<const std::string> manifest;  // as created (kept to make it again)
     int readmits = 0;                             // Pods made again after a kubelet refusal

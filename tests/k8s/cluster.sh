@@ -296,6 +296,13 @@ make_cgroup_root() {
 
 containerd_up() { ctr -a "$1" version >/dev/null 2>&1; }
 
+# Whether node NAME's mount namespace has its log folders bound (start_node).
+node_mounts_up() {
+  local p
+  p=$(pid_of "$DIR/run/mounts-$1.pid")
+  [[ -n $p ]] && grep -q " /var/log/containers " "/proc/$p/mountinfo" 2>/dev/null
+}
+
 start_node() {
   local k=$1 name=$PREFIX$1 n=$DIR/nodes/$PREFIX$1
   local sock=$n/containerd/containerd.sock kport=$((KUBELET_PORT + 10 * (k - 1)))
@@ -343,7 +350,19 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     bin_dir = "$CNI_BIN"
     conf_dir = "$n/cni/net.d"
 EOF
-  spawn "containerd-$name" containerd --config "$n/containerd/config.toml"
+  # The node's containerd and kubelet share a mount namespace of their own in which
+  # /var/log/pods and /var/log/containers are the node's folders: kubelet 1.20's container GC
+  # deletes the log folder of every Pod it does not know (evictPodLogsDirectories), so two
+  # kubelets sharing the host's /var/log/pods delete each other's running Pods' logs (a Pod's log
+  # then reads "lstat /var/log/pods/...: no such file or directory"). A `sleep` holds the
+  # namespace; both daemons enter it (nsenter execs them: the pid files stay theirs).
+  mkdir -p "$n"/logs/{pods,containers} /var/log/pods /var/log/containers
+  spawn "mounts-$name" unshare --mount --propagation private sh -c \
+    "mount --bind '$n/logs/pods' /var/log/pods && mount --bind '$n/logs/containers' /var/log/containers && exec sleep infinity"
+  wait_for 10 "the mount namespace of $name" node_mounts_up "$name"
+  local ns
+  ns=/proc/$(pid_of "$DIR/run/mounts-$name.pid")/ns/mnt
+  spawn "containerd-$name" nsenter --mount="$ns" containerd --config "$n/containerd/config.toml"
   wait_for 30 "containerd of $name" containerd_up "$sock"
   local img
   for img in pause busybox; do
@@ -374,7 +393,7 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: { memory.available: "50Mi", nodefs.available: "1%", imagefs.available: "1%" }
 EOF
-  spawn "kubelet-$name" "$CACHE/kubelet" --config="$n/kubelet.yaml" --kubeconfig="$n/kubeconfig" \
+  spawn "kubelet-$name" nsenter --mount="$ns" "$CACHE/kubelet" --config="$n/kubelet.yaml" --kubeconfig="$n/kubeconfig" \
     --container-runtime=remote --container-runtime-endpoint="unix://$sock" \
     --hostname-override="$name" \
     --root-dir="$n/kubelet" --cert-dir="$n/certs" --volume-plugin-dir="$n/volume-plugins" \
@@ -559,6 +578,7 @@ cmd_stop() {
     for p in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $sock( |\$)" || true); do
       stop_pids 5 "$p"
     done
+    stop_daemon "mounts-$name" 5 # its namespace (and the mounts in it) goes with its last process
   done
   stop_daemon kube-apiserver 15
   stop_daemon etcd 10
