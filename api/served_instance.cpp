@@ -41,6 +41,7 @@ struct ServedRun {
   WorkflowGraph graph;
   std::string log_dir;
   std::optional<RunAs> run_as;
+  std::vector<gid_t> groups;  // run_as's groups, looked up once (as_owner runs every loop turn)
   std::uint32_t owner = 0;
   std::string owner_name;      // every task's `user`: what fair sharing and limits go by
   std::vector<TaskId> global;  // local id -> the coordinator's id (the graph's, then added ones)
@@ -389,7 +390,7 @@ class ServedInstance::Impl {
       f();
       return;
     }
-    ThreadFsIdentity as(r.run_as->uid, r.run_as->gid, r.run_as->name);
+    ThreadFsIdentity as(r.run_as->uid, r.run_as->gid, r.groups);
     if (as.ok()) {
       f();
       return;
@@ -531,6 +532,7 @@ class ServedInstance::Impl {
       Submitter who{s.uid, 0, s.user, {}};
       if (s.uid != 0 && ::geteuid() == 0) who = lookup(s.uid, s.user);
       run->run_as = run_as_of(who);
+      if (run->run_as) run->groups = ThreadFsIdentity::groups_of(who.name, run->run_as->gid);
       run->owner = s.uid;
       run->owner_name = who.name;
       for (TaskRecord rec : state->tasks) {
@@ -809,6 +811,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   run->log_dir = run_log_dir(m.options.state_dir, run->info.id);
   if (Status s = make_dir(run->log_dir); !s.ok()) return s;
   run->run_as = m.run_as_of(request.who);
+  if (run->run_as) run->groups = ThreadFsIdentity::groups_of(run->run_as->name, run->run_as->gid);
   run->owner = request.who.uid;
   run->owner_name = request.who.name;
   Submission sub{request.who.uid,       request.who.name,      key,         run->info.id,

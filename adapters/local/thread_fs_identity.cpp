@@ -22,14 +22,13 @@ std::vector<gid_t> ThreadFsIdentity::groups_of(const std::string& name, gid_t gi
   return {gid};
 }
 
-ThreadFsIdentity::ThreadFsIdentity(uid_t uid, gid_t gid, const std::string& name) {
+ThreadFsIdentity::ThreadFsIdentity(uid_t uid, gid_t gid, const std::vector<gid_t>& groups) {
   if (::geteuid() != 0 || uid == 0) return;
   const int n = static_cast<int>(::syscall(SYS_getgroups, 0, nullptr));
   if (n >= 0) {
     saved_groups_.resize(static_cast<std::size_t>(n));
     if (::syscall(SYS_getgroups, n, saved_groups_.data()) != n) saved_groups_.clear();
   }
-  const std::vector<gid_t> groups = groups_of(name, gid);
   // Groups and gid first: once the fs uid is not 0, the thread may no longer change them.
   ok_ = ::syscall(SYS_setgroups, groups.size(), groups.data()) == 0;
   if (ok_) {

@@ -18,9 +18,9 @@ namespace chorus {
 
 class ThreadFsIdentity {
  public:
-  // No change when this process is not root or `uid` is 0. `name`: the user's login name, for
-  // their supplementary groups (getgrouplist; `gid` alone when it has none or is unknown).
-  ThreadFsIdentity(uid_t uid, gid_t gid, const std::string& name);
+  // No change when this process is not root or `uid` is 0. `groups`: the user's supplementary
+  // groups (groups_of(), looked up once per user: this runs on the coordinator's loop).
+  ThreadFsIdentity(uid_t uid, gid_t gid, const std::vector<gid_t>& groups);
   ~ThreadFsIdentity();
   ThreadFsIdentity(const ThreadFsIdentity&) = delete;
   ThreadFsIdentity& operator=(const ThreadFsIdentity&) = delete;
@@ -29,7 +29,8 @@ class ThreadFsIdentity {
   // on the user's behalf).
   bool ok() const { return ok_; }
 
-  // The user's groups as getgrouplist() gives them (with `gid`).
+  // The user's groups as getgrouplist() gives them (with `gid`; `gid` alone when the name is
+  // unknown).
   static std::vector<gid_t> groups_of(const std::string& name, gid_t gid);
 
  private:
