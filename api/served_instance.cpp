@@ -22,6 +22,7 @@
 #include "api/run_policies.hpp"
 #include "api/run_workflow.hpp"
 #include "core/host_name.hpp"
+#include "core/id_slab.hpp"
 #include "runtime/backends/local_backend.hpp"
 #include "runtime/coordinator.hpp"
 #include "runtime/orphans.hpp"
@@ -139,8 +140,14 @@ class ServedInstance::Impl {
   RunState previous;  // resumed runs' records, under the coordinator's names
   std::vector<std::unique_ptr<ServedRun>> active;
   std::vector<ServedRun*> with_quorums;  // the active runs with quorum rounds (asked each turn)
-  std::vector<std::pair<ServedRun*, TaskId>> route;  // by the coordinator's id
-  std::unordered_map<std::string, ServedRun*> by_id;
+  // Runs that finished since the last turn, then those that finished before it: released (with
+  // what the coordinator and the journal keep of their tasks) one turn later, when a journal
+  // write has taken every record of them (a round's last events are written after its
+  // handlers, which is where a run finishes).
+  std::vector<ServedRun*> finished_now;
+  std::vector<ServedRun*> finished_before;
+  IdSlab<std::pair<ServedRun*, TaskId>> route;             // by the coordinator's id
+  std::unordered_map<std::string_view, ServedRun*> by_id;  // views the run's info.id
   std::unique_ptr<Coordinator> coordinator;
   std::thread thread;
   CancelToken cancel;
@@ -183,6 +190,8 @@ class ServedInstance::Impl {
       taken.swap(inbox);
       to_cancel.swap(cancels);
     }
+    if (!finished_before.empty()) release_finished(submitter);
+    finished_before.swap(finished_now);
     for (auto& run : taken) {
       ServedRun& r = *run;
       by_id[r.info.id] = &r;
@@ -270,7 +279,7 @@ class ServedInstance::Impl {
     // Routed before it is submitted: submit() may already journal its end (a dependency that
     // failed in an earlier session) or count it as done.
     const auto next = static_cast<TaskId>(route.size());
-    route.emplace_back(&r, local);
+    route.push_back({&r, local});
     routed->add_route(next, r.info.id, local, r.names[local]);
     auto id = submitter.submit(std::move(s));
     if (!id.ok() || *id != next) {
@@ -314,6 +323,9 @@ class ServedInstance::Impl {
     }
     Status stop_service(ServiceId /*service*/) override {
       return invalid_argument("a run's services stop when its other tasks have ended");
+    }
+    Status forget(TaskId /*task*/) override {
+      return invalid_argument("a run's tasks are forgotten with the run");
     }
     Status release(TaskId t) override {
       auto g = global(t);
@@ -360,7 +372,7 @@ class ServedInstance::Impl {
   };
 
   void on_task_done(const TaskSpec& spec, TaskState outcome, TaskSubmitter& submitter) {
-    if (spec.id >= route.size()) return;
+    if (spec.id >= route.size() || !route.held(spec.id)) return;
     const auto [run, local] = route[spec.id];
     ServedRun& r = *run;
     ended_one(r);
@@ -439,6 +451,35 @@ class ServedInstance::Impl {
       std::fprintf(stderr, "chorus serve: run %s: %s\n", r.info.id.c_str(), s.message().c_str());
     }
     (void)journal->forget_task_groups(r.info.id);
+    finished_now.push_back(&r);
+  }
+
+  // Gives back what the instance, its journal and its coordinator keep of the runs that
+  // finished before the last turn: a long-lived instance holds the runs that go on, not every
+  // task it ever ran. The runs' records stay in the journal (chorus status, logs, report).
+  void release_finished(TaskSubmitter& submitter) {
+    std::unordered_set<const ServedRun*> gone(finished_before.begin(), finished_before.end());
+    for (ServedRun* run : finished_before) {
+      ServedRun& r = *run;
+      for (TaskId local = 0; local < r.global.size(); ++local) {
+        const TaskId g = r.global[local];
+        if (g == kNoTask) continue;
+        const bool replica =
+            local < r.graph.tasks.size() && r.graph.tasks[local].kind == TaskKind::service;
+        if (!replica) {  // a replica's spec stays with its service in the coordinator
+          if (Status s = submitter.forget(g); !s.ok()) {
+            std::fprintf(stderr, "chorus serve: run %s: %s\n", r.info.id.c_str(),
+                         s.message().c_str());
+          }
+        }
+        routed->forget_route(g);
+        route.release(g);
+      }
+      by_id.erase(r.info.id);
+    }
+    std::erase_if(with_quorums, [&](const ServedRun* r) { return gone.count(r) != 0; });
+    std::erase_if(active, [&](const auto& r) { return gone.count(r.get()) != 0; });
+    finished_before.clear();
   }
 
   TaskHome home_of(const TaskSpec& spec) const {

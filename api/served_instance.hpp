@@ -13,8 +13,8 @@
 // Users: a task runs as its submitter when the instance runs as root (setpriv); an instance of
 // an ordinary user runs everything as that user and accepts its own user's submissions only.
 //
-// Not built yet: workflow services and repeat groups in served runs (refused at submission),
-// TCP with CURVE, Slurm auto-allocation.
+// Memory: a run that finished is let go a loop turn later (its graph, what the coordinator and
+// the journal keep of its tasks): the instance holds the runs that go on, not every task it ran.
 //
 // Threading: submit, cancel, owner_of and stop may be called from any one thread besides the
 // coordinator's own, which the instance starts.

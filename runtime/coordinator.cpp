@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/host_name.hpp"
+#include "core/id_slab.hpp"
 #include "runtime/log_paths.hpp"
 #include "runtime/services/service_lifecycle.hpp"
 #include "runtime/store/node_field.hpp"
@@ -54,7 +55,8 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
 
   Result<TaskId> submit(TaskSpec spec) override {
     if (spec.name.empty()) return invalid_argument("a submitted task needs a name");
-    if (names_.empty()) {
+    if (!names_built_) {
+      names_built_ = true;
       names_.reserve(tasks_.size() * 2);
       for (TaskId id = 0; id < tasks_.size(); ++id) names_.insert(spec_at(id).name);
     }
@@ -62,7 +64,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       return invalid_argument("a task named '" + spec.name + "' already exists in this run");
     }
     for (TaskId d : spec.after) {
-      if (d >= tasks_.size()) {
+      if (!known(d)) {
         return invalid_argument("task '" + spec.name + "' depends on unknown task id " +
                                 std::to_string(d));
       }
@@ -90,8 +92,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     std::sort(spec.after.begin(), spec.after.end());
     spec.after.erase(std::unique(spec.after.begin(), spec.after.end()), spec.after.end());
     spec.id = static_cast<TaskId>(tasks_.size());
-    added_.push_back(std::move(spec));
-    const TaskSpec& added = added_.back();
+    const TaskSpec& added = added_.push_back(std::move(spec));
     names_.insert(added.name);
     const TaskId id = tasks_.add(added);
     if (added.kind == TaskKind::service) services_all_[added.service].replica_tasks.push_back(id);
@@ -147,8 +148,41 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     return {};
   }
 
+  Status forget(TaskId task) override {
+    if (!known(task)) return invalid_argument("forget: unknown task id");
+    if (task < base_count_) return invalid_argument("forget: a task of the graph stays");
+    const TaskSpec& spec = spec_at(task);
+    if (!is_terminal(tasks_.state(task))) {
+      return invalid_argument("forget: task '" + spec.name + "' has not ended");
+    }
+    if (tasks_[task].service) {
+      return invalid_argument("forget: task '" + spec.name +
+                              "' is a service replica, which its service keeps");
+    }
+    // Then nothing that goes on waits for it (what waits for a task waits for its dependencies).
+    for (TaskId d : spec.after) {
+      if (!tasks_.forgotten(d) && !is_terminal(tasks_.state(d))) {
+        return invalid_argument("forget: task '" + spec.name + "' depends on '" + spec_at(d).name +
+                                "', which has not ended");
+      }
+    }
+    names_.erase(spec.name);  // before the spec (and the name it views) goes
+    tasks_.forget(task);
+    forgetting_.push_back(task);  // released after the next journal write (events view names)
+    return {};
+  }
+
+  // The specs forget() gave up, once no queued event can view them any more.
+  void release_forgotten() {
+    for (TaskId id : forgetting_) added_.release(id - base_count_);
+    forgetting_.clear();
+  }
+
+  // Whether `task` may be asked about (known, not forgotten).
+  bool known(TaskId task) const { return task < tasks_.size() && !tasks_.forgotten(task); }
+
   Status release(TaskId task) override {
-    if (task >= tasks_.size()) return invalid_argument("release: unknown task id");
+    if (!known(task)) return invalid_argument("release: unknown task id");
     auto& r = tasks_[task];
     if (!spec_at(task).held)
       return invalid_argument("task '" + spec_at(task).name + "' is not held");
@@ -159,7 +193,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
   Status add_dependency(TaskId task, TaskId on) override {
-    if (task >= tasks_.size() || on >= tasks_.size() || task == on) {
+    if (!known(task) || !known(on) || task == on) {
       return invalid_argument("add_dependency: unknown task id");
     }
     auto& r = tasks_[task];
@@ -180,7 +214,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
   Status fail_unstarted(TaskId task, const std::string& why) override {
-    if (task >= tasks_.size()) return invalid_argument("fail_unstarted: unknown task id");
+    if (!known(task)) return invalid_argument("fail_unstarted: unknown task id");
     const TaskState st = tasks_.state(task);
     if (st != TaskState::pending && st != TaskState::ready) return {};
     if (st == TaskState::ready) queue_.remove(task);
@@ -190,7 +224,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
   Status drop(TaskId task, const std::string& why) override {
-    if (task >= tasks_.size()) return invalid_argument("drop: unknown task id");
+    if (!known(task)) return invalid_argument("drop: unknown task id");
     const TaskState st = tasks_.state(task);
     if (is_terminal(st)) return {};
     auto& r = tasks_[task];
@@ -220,7 +254,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
   Status cancel(TaskId task, const std::string& why) override {
-    if (task >= tasks_.size()) return invalid_argument("cancel: unknown task id");
+    if (!known(task)) return invalid_argument("cancel: unknown task id");
     const TaskState st = tasks_.state(task);
     if (is_terminal(st)) return {};
     if (st == TaskState::running) {
@@ -232,12 +266,12 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     return {};
   }
 
-  bool dropped(TaskId task) const override { return task < tasks_.size() && tasks_[task].dropped; }
+  bool dropped(TaskId task) const override { return known(task) && tasks_[task].dropped; }
 
   TimePoint now() override { return clock_ == nullptr ? Clock::now() : clock_->now(); }
 
   std::string_view task_name(TaskId task) const override {
-    return task < tasks_.size() ? std::string_view(spec_at(task).name) : std::string_view();
+    return known(task) ? std::string_view(spec_at(task).name) : std::string_view();
   }
 
   // ---- The loop.
@@ -298,6 +332,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
       if (!tasks_.error().ok()) return stop_run(tasks_.error());
       if (Status s = flush(); !s.ok()) return abort_run(s);
       stop_dropped();
+      if (!forgetting_.empty()) release_forgotten();
       launch_batch();
       if (!events_.empty()) continue;     // launch failures to journal: go round again at once
       if (run_done_handlers()) continue;  // they may have added ready work
@@ -765,7 +800,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
   void on_update(const StateUpdate& u, TimePoint now) {
-    if (u.task >= tasks_.size()) return;
+    if (!known(u.task)) return;  // a dropped task's late end, after its run was forgotten
     auto& r = tasks_[u.task];
     if (r.state != TaskState::running || r.attempt != u.attempt) return;  // stale
     free_resources(u.task);
@@ -861,9 +896,13 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         break;
       default:
         failed_for_good_ = true;
-        failures_.push_back(FailedTask{
-            spec.name, state, message,
-            spec.kind == TaskKind::function ? std::string{} : stderr_path_of(spec, r.attempt)});
+        // An open-ended loop (a served instance) has no summary to give: its runs' failures are
+        // in the journal, and a list here would grow for as long as it serves.
+        if (!options_.open_ended) {
+          failures_.push_back(FailedTask{
+              spec.name, state, message,
+              spec.kind == TaskKind::function ? std::string{} : stderr_path_of(spec, r.attempt)});
+        }
         if (options_.fail_fast)
           cancel_all_unstarted("not started: fail-fast after '" + spec.name + "' failed");
         break;
@@ -888,6 +927,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
 
   void cancel_all_unstarted(const std::string& why) {
     for (TaskId id = 0; id < tasks_.size(); ++id) {
+      if (tasks_.forgotten(id)) continue;
       auto s = tasks_.state(id);
       if (s == TaskState::pending || s == TaskState::ready) cancel_unstarted(id, why);
     }
@@ -905,6 +945,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
     }
     // Every request (re)sends the cancel: launchers escalate to SIGKILL after their grace.
     for (TaskId id = 0; id < tasks_.size(); ++id) {
+      if (tasks_.forgotten(id)) continue;
       if (tasks_.state(id) == TaskState::running && tasks_[id].launched) stop_attempt(id);
     }
   }
@@ -961,7 +1002,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   void stop_everything() {
     groups_.clear();  // what runs now is stopped below: nothing to find on resume
     for (TaskId id = 0; id < tasks_.size(); ++id) {
-      if (tasks_[id].launched) stop_attempt(id);
+      if (!tasks_.forgotten(id) && tasks_[id].launched) stop_attempt(id);
     }
     auto give_up = now() + std::chrono::seconds(30);
     while (now() < give_up) {
@@ -1028,11 +1069,13 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   std::string default_workdir_;
 
   TaskTable tasks_;
-  // Tasks submitted while running (ids from base_count_ on): a deque, so references to them stay
-  // valid for launchers that hold them.
+  // Tasks submitted while running (ids from base_count_ on): in blocks that never move, so
+  // references stay valid for launchers that hold them; forgotten ones give their memory back.
   std::size_t base_count_ = 0;
-  std::deque<TaskSpec> added_;
+  IdSlab<TaskSpec> added_;          // by id - base_count_
+  std::vector<TaskId> forgetting_;  // forget()ten, released after the next journal write
   std::unordered_set<std::string_view> names_;  // built on the first submission
+  bool names_built_ = false;
   std::unordered_map<std::string_view, const TaskRecord*> previous_names_;
   const std::unordered_map<std::string_view, const TaskRecord*>* previous_by_name_ = nullptr;
   std::vector<TaskId> done_;     // ended since the handlers last ran

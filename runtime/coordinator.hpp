@@ -78,8 +78,14 @@ class TaskSubmitter {
   virtual bool dropped(TaskId task) const = 0;
   // The loop's clock (CoordinatorOptions::clock, or the real one).
   virtual TimePoint now() = 0;
-  // A task's name ("" for an unknown id).
+  // A task's name ("" for an unknown or forgotten id).
   virtual std::string_view task_name(TaskId task) const = 0;
+  // Gives back the memory of a submitted task that ended and will not be asked about again (a
+  // served instance's finished run): its spec is released after the next journal write, its
+  // name may be used again, and any later call with its id is refused (invalid_argument). The
+  // state table keeps a few bytes for it: ids never move. Errors: invalid_argument for a task of
+  // the graph, one not ended, a service replica (its service keeps it), or an unknown id.
+  virtual Status forget(TaskId task) = 0;
 };
 
 // Called on the coordinator's thread once a task's final state is journaled; may submit tasks.

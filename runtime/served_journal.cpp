@@ -4,8 +4,12 @@ namespace chorus {
 
 void ServedJournal::add_route(TaskId global, std::string_view run_id, TaskId local,
                               std::string_view name) {
-  if (routes_.size() <= global) routes_.resize(global + 1);
+  while (routes_.size() <= global) routes_.push_back(Route{});
   routes_[global] = Route{run_id, local, name};
+}
+
+void ServedJournal::forget_route(TaskId global) {
+  routes_.release(global);
 }
 
 ServedJournal::Batch& ServedJournal::batch_of(std::string_view run_id) {
@@ -26,7 +30,9 @@ Status ServedJournal::append(std::string_view, std::span<const TaskEvent> events
                              std::span<const PlacementRecord> placements) {
   used_ = 0;
   auto route = [&](TaskId id) -> const Route* {
-    return id < routes_.size() && routes_[id].local != kNoTask ? &routes_[id] : nullptr;
+    if (id >= routes_.size() || !routes_.held(id)) return nullptr;
+    const Route& r = routes_[id];
+    return r.local != kNoTask ? &r : nullptr;
   };
   for (const TaskEvent& e : events) {
     const Route* r = route(e.task);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/id_slab.hpp"
 #include "runtime/store/state_store.hpp"
 
 namespace chorus {
@@ -25,6 +26,9 @@ class ServedJournal final : public StateStore {
   // The task `global` of the coordinator is task `local` named `name` of run `run_id`. The views
   // must outlive the journal. Ids are routed as they are added (global ids grow by one).
   void add_route(TaskId global, std::string_view run_id, TaskId local, std::string_view name);
+  // The task `global` will have no more records (its run ended and every record of it was
+  // written): its route goes. A record of it after this is an internal_error.
+  void forget_route(TaskId global);
 
   Status check_integrity() override { return inner_.check_integrity(); }
   Status checkpoint() override { return inner_.checkpoint(); }
@@ -67,7 +71,7 @@ class ServedJournal final : public StateStore {
   Batch& batch_of(std::string_view run_id);
 
   StateStore& inner_;
-  std::vector<Route> routes_;
+  IdSlab<Route> routes_;        // by the coordinator's id; a finished run's go (forget_route)
   std::vector<Batch> batches_;  // reused round after round
   std::size_t used_ = 0;
 };

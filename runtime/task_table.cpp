@@ -5,7 +5,8 @@ namespace chorus {
 void TaskTable::reset(const std::vector<TaskSpec>& tasks) {
   const auto n = tasks.size();
   base_count_ = n;
-  rt_.assign(n, TaskRuntime{});
+  rt_.clear();
+  for (std::size_t i = 0; i < n; ++i) rt_.push_back(TaskRuntime{});
   extra_dependents_.clear();
   in_.fill(0);
   service_in_.fill(0);
@@ -35,7 +36,7 @@ void TaskTable::reset(const std::vector<TaskSpec>& tasks) {
 
 TaskId TaskTable::add(const TaskSpec& spec) {
   const auto id = static_cast<TaskId>(rt_.size());
-  TaskRuntime& r = rt_.emplace_back();
+  TaskRuntime& r = rt_.push_back(TaskRuntime{});
   r.held = spec.held;
   r.service = spec.kind == TaskKind::service;
   service_tasks_ += r.service;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "adapters/launcher.hpp"
+#include "core/id_slab.hpp"
 #include "core/status.hpp"
 #include "core/task_spec.hpp"
 #include "core/task_state.hpp"
@@ -52,6 +53,15 @@ class TaskTable {
   TaskId add(const TaskSpec& spec);
   // `dependent` also waits for `on` (dependencies of submitted tasks, TaskSubmitter).
   void add_dependent(TaskId on, TaskId dependent) { extra_dependents_[on].push_back(dependent); }
+  // A task that ended, and whose dependencies ended, will not be asked about again
+  // (TaskSubmitter::forget): its entry is released (the memory goes with its block's last) and
+  // the list of those that waited for it too. It keeps counting in its final state. After this
+  // only forgotten() may be asked about it; for_each_dependent() and cascade() skip it.
+  void forget(TaskId id) {
+    rt_.release(id);
+    if (!extra_dependents_.empty()) extra_dependents_.erase(id);
+  }
+  bool forgotten(TaskId id) const { return !rt_.held(id); }
 
   std::size_t size() const { return rt_.size(); }
   TaskRuntime& operator[](TaskId id) { return rt_[id]; }
@@ -104,7 +114,9 @@ class TaskTable {
     if (extra_dependents_.empty()) return;
     auto it = extra_dependents_.find(id);
     if (it == extra_dependents_.end()) return;
-    for (TaskId d : it->second) f(d);
+    for (TaskId d : it->second) {
+      if (!forgotten(d)) f(d);
+    }
   }
 
   // The cancel cascade: calls cancel(d) for every pending task downstream of `id`, each once,
@@ -165,7 +177,9 @@ class TaskTable {
  private:
   [[gnu::cold]] void refuse(TaskId id, TaskState from, TaskState to);
 
-  std::vector<TaskRuntime> rt_;
+  // By id, in blocks of 1024 (57 KB): a served instance gives back its finished runs' entries
+  // (forget); an index costs one more load than a vector's.
+  IdSlab<TaskRuntime, 1024> rt_;
   std::size_t base_count_ = 0;  // the graph's tasks; ids from here on were submitted
   // Dependents in CSR form: one allocation for the whole graph instead of one vector per task.
   std::vector<std::uint32_t> dep_offsets_;

@@ -62,6 +62,7 @@ void ServiceLifecycle::wake_users(ServiceId s, TimePoint now) {
   std::vector<TaskId> waiting;
   waiting.swap(parked_[s]);
   for (TaskId id : waiting) {
+    if (tasks_.forgotten(id)) continue;  // cancelled while parked, and its run forgotten since
     auto& r = tasks_[id];
     if (!r.parked || r.state != TaskState::pending) continue;
     r.parked = false;
@@ -130,6 +131,7 @@ void ServiceLifecycle::service_failed(ServiceId s, const std::string& why, TimeP
   std::vector<TaskId> waiting;
   waiting.swap(parked_[s]);
   for (TaskId id : waiting) {
+    if (tasks_.forgotten(id)) continue;  // cancelled while parked, and its run forgotten since
     auto& r = tasks_[id];
     if (!r.parked || r.state != TaskState::pending) continue;
     r.parked = false;

@@ -452,3 +452,67 @@ TEST_CASE("Runtime.CoordinatorLogic.ASubmittedServiceRunsUntilItIsStopped") {
   CHECK(t.launcher.cancels == Lines{"db"});
   CHECK(t.history("db") == Lines{"running:1", "running:1:ready at db-host:5432", "succeeded:1"});
 }
+
+TEST_CASE("Runtime.CoordinatorLogic.AForgottenTaskIsGoneByIdAndItsNameIsFree") {
+  Logic t;
+  t.launcher.cancel_ends_at_once = false;  // d's end comes later, after it is forgotten
+  WorkflowGraph g;
+  g.add(task("first"));
+  TaskSubmitter* sub = nullptr;
+  TaskId a = kNoTask, b = kNoTask, c = kNoTask, d = kNoTask;
+  t.options.on_turn = [&](TimePoint, TaskSubmitter& s) -> std::optional<TimePoint> {
+    if (sub != nullptr) return std::nullopt;
+    sub = &s;
+    a = s.submit(task("a")).value();
+    b = s.submit(task("b", {a})).value();
+    c = s.submit(task("c", {b})).value();
+    d = s.submit(task("d")).value();
+    return std::nullopt;
+  };
+  t.clock.then_when([&] { return t.launcher.running("a") && t.launcher.running("d"); },
+                    [&] {
+                      CHECK_FALSE(sub->forget(0).ok());  // the graph's own
+                      CHECK_FALSE(sub->forget(a).ok());  // running
+                      t.launcher.exit("a");
+                    });
+  t.clock.then_when(
+      [&] { return t.launcher.running("b"); },
+      [&] {
+        CHECK(sub->cancel(c, "not wanted").ok());
+        CHECK_FALSE(sub->forget(c).ok());  // ended, but b, which it waited for, runs
+        CHECK(sub->drop(d, "round closed").ok());
+        CHECK(sub->forget(d).ok());  // its process still runs: its end must be ignored
+        CHECK(sub->forget(a).ok());
+        CHECK_FALSE(sub->forget(a).ok());
+        CHECK(sub->task_name(a).empty());
+        CHECK_FALSE(sub->cancel(a, "again").ok());
+        CHECK_FALSE(sub->release(a).ok());
+        CHECK_FALSE(sub->drop(a, "again").ok());
+        CHECK_FALSE(sub->dropped(d));
+        TaskSpec after_a = task("after-a", {a});
+        CHECK_FALSE(sub->submit(after_a).ok());  // a is no dependency any more
+      });
+  t.clock.then([&] {
+    t.launcher.end_cancelled("d");  // late: its spec is gone
+    t.launcher.exit("b");
+  });
+  t.clock.then_when([&] { return !t.launcher.running("b"); },
+                    [&] {
+                      CHECK(sub->forget(c).ok());
+                      CHECK(sub->forget(b).ok());
+                      auto again = sub->submit(task("a"));  // the name is free again
+                      REQUIRE(again.ok());
+                      CHECK(*again != a);
+                    });
+  t.clock.then_when([&] { return t.launcher.attempts("a") == 2; },
+                    [&] {
+                      t.launcher.exit("a");
+                      t.launcher.exit("first");
+                    });
+  auto s = t.go(g);
+  REQUIRE(s.ok());
+  CHECK(s->status == RunStatus::failed);  // c was cancelled (not dropped)
+  CHECK(t.history("a") == Lines{"running:1", "succeeded:1", "running:1", "succeeded:1"});
+  CHECK(t.history("d") == Lines{"running:1", "cancelled:1:dropped by quorum: round closed"});
+  CHECK(t.launcher.cancels == Lines{"d"});
+}
