@@ -9,10 +9,12 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -670,6 +672,40 @@ class ServedInstance::Impl {
     return {};
   }
 
+  // Every folder the run's tasks would start in must be one the submitter can enter (checked as
+  // the submitter when the instance is root): refused at once, not one launch failure per task.
+  Status check_workdirs(const Submitter& who, const WorkflowGraph& graph) const {
+    std::unordered_set<std::string_view> seen;
+    std::optional<ThreadFsIdentity> as;
+    if (::geteuid() == 0 && who.uid != 0) {
+      as.emplace(who.uid, who.gid, ThreadFsIdentity::groups_of(who.name, who.gid));
+      if (!as->ok()) {
+        return internal_error("cannot check the run's folders as " + who.name);
+      }
+    }
+    for (const TaskSpec& t : graph.tasks) {
+      const std::string& dir = t.workdir.empty() ? graph.workdir : t.workdir;
+      if (!seen.insert(dir).second) continue;
+      // "dir/." resolves only through a folder one may search (access(2) would check the real
+      // uid, not the thread's fs uid).
+      const int fd = ::open((dir + "/.").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0) {
+        ::close(fd);
+        continue;
+      }
+      const std::string why = std::strerror(errno);
+      const std::string where = t.pos.line > 0
+                                    ? graph.source_path + ":" + std::to_string(t.pos.line) + ":" +
+                                          std::to_string(t.pos.column) + ": "
+                                    : std::string();
+      return invalid_argument(where + "refused: task '" + t.name + "' would start in " + dir +
+                              ", which " + who.name + " cannot enter (" + why + ")" +
+                              (t.workdir.empty() ? "; that is the folder chorus submit ran in"
+                                                 : "; that is its workdir"));
+    }
+    return {};
+  }
+
   // A refusal when the submission would pass one of the submitter's limits.
   Status check_limits(const Submitter& who, const WorkflowGraph& graph) const {
     if (who.uid == 0) return {};
@@ -841,6 +877,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   if (!graph.ok()) return graph.status();
   if (Status s = m.check_limits(request.who, *graph); !s.ok()) return s;
   if (Status s = m.check_for_pilots(*graph); !s.ok()) return s;
+  if (Status s = m.check_workdirs(request.who, *graph); !s.ok()) return s;
   auto quorums = make_quorum_policies(*graph, nullptr);
   if (!quorums.ok()) return quorums.status();
   auto run = std::make_unique<ServedRun>();

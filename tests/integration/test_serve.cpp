@@ -843,3 +843,39 @@ tasks:
   INFO(status.out, status.err);
   CHECK(status.out.find("Permission denied") != std::string::npos);
 }
+
+TEST_CASE("Integration.Serve.AFolderTheSubmitterCannotEnterIsRefusedAtSubmission") {
+  if (!root_or_skip()) return;
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  TestUser alice("w");
+  const std::string ahome = alice.home_in(dir.path());
+  const std::string guarded = dir / "root-only";
+  ::mkdir(guarded.c_str(), 0700);  // root's: alice may not enter it (root could)
+  Served served(dir);
+  alice.write(ahome + "/wf.yaml",
+              "name: where\ntasks:\n  - name: here\n    command: \"true\"\n"
+              "  - name: there\n    command: \"true\"\n    workdir: " +
+                  guarded + "\n");
+  auto r = as_user(alice, served, {"submit", "wf.yaml"}, ahome);
+  CHECK(r.exit_code != 0);
+  INFO(r.out, r.err);
+  CHECK(r.err.find("wf.yaml:5:11: refused: task 'there' would start in " + guarded) !=
+        std::string::npos);
+  CHECK(r.err.find("cannot enter (Permission denied); that is its workdir") != std::string::npos);
+  alice.write(ahome + "/gone.yaml",
+              "name: gone\ntasks:\n  - name: t\n    command: \"true\"\n"
+              "    workdir: " +
+                  ahome + "/nowhere\n");
+  r = as_user(alice, served, {"submit", "gone.yaml"}, ahome);
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("(No such file or directory)") != std::string::npos);
+  // What alice may enter runs, and nothing was accepted before.
+  auto list = as_user(alice, served, {"list", "--json"}, ahome);
+  CHECK(list.out.find("\"where\"") == std::string::npos);
+  ::chmod(guarded.c_str(), 0755);
+  r = as_user(alice, served, {"submit", "wf.yaml"}, ahome);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(eventually([&] { return run_status(served, trimmed(r.out), &alice, ahome) == "succeeded"; },
+                   60));
+}
