@@ -13,6 +13,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -163,6 +164,10 @@ class ServedInstance::Impl {
   std::vector<std::pair<std::string, std::uint32_t>> owners;  // oldest first
   std::unordered_map<std::string, std::uint32_t> owner_index;
   std::unordered_map<std::uint32_t, std::int64_t> outstanding;  // tasks not ended, by owner
+  // The fixed ports (tcp/http probes: port + replica) of the services of runs not finished,
+  // with the run holding each: a second run's replica would fail its bind while its probe
+  // reached the first run's service, so such a run is refused at submission.
+  std::map<int, std::string> ports_held;
 
   ~Impl() {
     if (wake >= 0) ::close(wake);
@@ -251,6 +256,8 @@ class ServedInstance::Impl {
       if (due && (!next || *due < *next)) next = due;
     }
     with_quorums.resize(kept);
+    // Finished runs are let go within two turns (a journal write between): come round soon.
+    if (!finished_before.empty() || !finished_now.empty()) next = now;
     return next;
   }
 
@@ -453,6 +460,7 @@ class ServedInstance::Impl {
       std::fprintf(stderr, "chorus serve: run %s: %s\n", r.info.id.c_str(), s.message().c_str());
     }
     (void)journal->forget_task_groups(r.info.id);
+    if (!r.graph.services.empty()) free_ports(r.info.id);  // its replicas have all ended
     finished_now.push_back(&r);
   }
 
@@ -582,6 +590,7 @@ class ServedInstance::Impl {
         rec.name = run->info.id + "/" + rec.name;
         previous.tasks.push_back(std::move(rec));
       }
+      hold_ports(run->info.id, run->graph);
       std::lock_guard lock(mutex);
       outstanding[s.uid] += static_cast<std::int64_t>(run->graph.tasks.size());
       inbox.push_back(std::move(run));
@@ -704,6 +713,48 @@ class ServedInstance::Impl {
                                                  : "; that is its workdir"));
     }
     return {};
+  }
+
+  // The ports a graph's services listen on, by the probes' rule (replica r on port + r).
+  template <class F>
+  static void for_each_fixed_port(const WorkflowGraph& graph, F&& f) {
+    for (const ServiceSpec& svc : graph.services) {
+      const bool fixed = svc.ready.kind == ProbeKind::tcp || svc.ready.kind == ProbeKind::http;
+      if (!fixed || svc.ready.port <= 0) continue;
+      for (int r = 0; r < svc.replicas; ++r) f(svc, svc.ready.port + r);
+    }
+  }
+
+  Status check_ports(const Submitter& who, const WorkflowGraph& graph) const {
+    std::lock_guard lock(mutex);
+    Status refused;
+    for_each_fixed_port(graph, [&](const ServiceSpec& svc, int port) {
+      auto it = ports_held.find(port);
+      if (!refused.ok() || it == ports_held.end()) return;
+      auto owner = owner_index.find(it->second);
+      const bool theirs = owner != owner_index.end() && owner->second == who.uid;
+      const std::string where = svc.line > 0 ? graph.source_path + ":" + std::to_string(svc.line) +
+                                                   ":" + std::to_string(svc.column) + ": "
+                                             : std::string();
+      refused = Status(ErrorCode::unavailable,
+                       where + "refused: service '" + svc.name + "' listens on port " +
+                           std::to_string(port) + ", which a service of " +
+                           (theirs ? "your run " + it->second : std::string("another run")) +
+                           " in this instance holds: give it another port, or let it bind port "
+                           "0 and announce its endpoint (a stdout or file probe), or submit again "
+                           "once that run has ended");
+    });
+    return refused;
+  }
+
+  void hold_ports(const std::string& run_id, const WorkflowGraph& graph) {
+    std::lock_guard lock(mutex);
+    for_each_fixed_port(graph, [&](const ServiceSpec&, int port) { ports_held[port] = run_id; });
+  }
+
+  void free_ports(const std::string& run_id) {
+    std::lock_guard lock(mutex);
+    std::erase_if(ports_held, [&](const auto& held) { return held.second == run_id; });
   }
 
   // A refusal when the submission would pass one of the submitter's limits.
@@ -878,6 +929,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
   if (Status s = m.check_limits(request.who, *graph); !s.ok()) return s;
   if (Status s = m.check_for_pilots(*graph); !s.ok()) return s;
   if (Status s = m.check_workdirs(request.who, *graph); !s.ok()) return s;
+  if (Status s = m.check_ports(request.who, *graph); !s.ok()) return s;
   auto quorums = make_quorum_policies(*graph, nullptr);
   if (!quorums.ok()) return quorums.status();
   auto run = std::make_unique<ServedRun>();
@@ -905,6 +957,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
     return s;
   }
   m.remember_owner(run->info.id, request.who.uid);
+  m.hold_ports(run->info.id, run->graph);
   {
     std::lock_guard lock(m.mutex);
     m.outstanding[request.who.uid] += static_cast<std::int64_t>(run->graph.tasks.size());

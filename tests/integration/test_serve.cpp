@@ -764,12 +764,25 @@ tasks:
   CHECK(listening(pa));
   CHECK(read_lines(dir / "b.after").size() == 1);
 
+  // Another run whose service wants a's port is refused while a holds it (its replica would
+  // fail its bind while its probe reached a's service).
+  write_file(dir / "clash.yaml", workflow("clash", pa, "clash.go"));
+  auto clash = as_root(served, {"submit", "clash.yaml"}, dir.path());
+  CHECK(clash.exit_code != 0);
+  INFO(clash.err);
+  CHECK(clash.err.find("clash.yaml:3:11: refused: service 'echo' listens on port 23961, which a "
+                       "service of your run " +
+                       a + " in this instance holds") != std::string::npos);
+
   // The instance dies outright while a's client waits; restarted, it runs a's service again (on
   // the same port: the killed one's replica was stopped) and the client once more.
   CHECK(served.stop(SIGKILL) == 128 + SIGKILL);
   served.start();
   REQUIRE_MESSAGE(eventually([&] { return read_lines(dir / "a.env").size() == 2; }, 30),
                   served.log());
+  clash = as_root(served, {"submit", "clash.yaml"}, dir.path());  // resumed, a holds it again
+  CHECK(clash.exit_code != 0);
+  CHECK(clash.err.find("listens on port 23961") != std::string::npos);
   write_file(dir / "a.go", "");
   REQUIRE_MESSAGE(
       eventually([&] { return run_status(served, a, nullptr, dir.path()) == "succeeded"; }),
