@@ -161,13 +161,15 @@ class ServedInstance::Impl {
   mutable std::mutex mutex;
   std::vector<std::unique_ptr<ServedRun>> inbox;
   std::vector<std::string> cancels;
-  std::vector<std::pair<std::string, std::uint32_t>> owners;  // oldest first
-  std::unordered_map<std::string, std::uint32_t> owner_index;
   std::unordered_map<std::uint32_t, std::int64_t> outstanding;  // tasks not ended, by owner
   // The fixed ports (tcp/http probes: port + replica) of the services of runs not finished,
   // with the run holding each: a second run's replica would fail its bind while its probe
   // reached the first run's service, so such a run is refused at submission.
-  std::map<int, std::string> ports_held;
+  struct PortHolder {
+    std::string run_id;
+    std::uint32_t owner = 0;
+  };
+  std::map<int, PortHolder> ports_held;
 
   ~Impl() {
     if (wake >= 0) ::close(wake);
@@ -539,11 +541,6 @@ class ServedInstance::Impl {
     return RunAs{who.uid, who.gid, who.name, who.home};
   }
 
-  void remember_owner(const std::string& run_id, std::uint32_t uid) {
-    std::lock_guard lock(mutex);
-    if (owner_index.emplace(run_id, uid).second) owners.emplace_back(run_id, uid);
-  }
-
   // The accepted runs that had not ended: into the inbox, with their records for the
   // coordinator's resume; their orphans killed first.
   Status resume_accepted() {
@@ -552,7 +549,6 @@ class ServedInstance::Impl {
     std::unordered_set<std::string> accepted;
     for (const Submission& s : *all) {
       accepted.insert(s.run_id);
-      remember_owner(s.run_id, s.uid);
       auto info = journal->find_run(s.run_id);
       if (!info.ok() || info->status != RunStatus::running) continue;
       auto graph = load(s.workflow_text, s.workflow_path, s.cwd);
@@ -590,7 +586,7 @@ class ServedInstance::Impl {
         rec.name = run->info.id + "/" + rec.name;
         previous.tasks.push_back(std::move(rec));
       }
-      hold_ports(run->info.id, run->graph);
+      hold_ports(run->info.id, s.uid, run->graph);
       std::lock_guard lock(mutex);
       outstanding[s.uid] += static_cast<std::int64_t>(run->graph.tasks.size());
       inbox.push_back(std::move(run));
@@ -731,15 +727,14 @@ class ServedInstance::Impl {
     for_each_fixed_port(graph, [&](const ServiceSpec& svc, int port) {
       auto it = ports_held.find(port);
       if (!refused.ok() || it == ports_held.end()) return;
-      auto owner = owner_index.find(it->second);
-      const bool theirs = owner != owner_index.end() && owner->second == who.uid;
+      const bool theirs = it->second.owner == who.uid;
       const std::string where = svc.line > 0 ? graph.source_path + ":" + std::to_string(svc.line) +
                                                    ":" + std::to_string(svc.column) + ": "
                                              : std::string();
       refused = Status(ErrorCode::unavailable,
                        where + "refused: service '" + svc.name + "' listens on port " +
                            std::to_string(port) + ", which a service of " +
-                           (theirs ? "your run " + it->second : std::string("another run")) +
+                           (theirs ? "your run " + it->second.run_id : std::string("another run")) +
                            " in this instance holds: give it another port, or let it bind port "
                            "0 and announce its endpoint (a stdout or file probe), or submit again "
                            "once that run has ended");
@@ -747,14 +742,16 @@ class ServedInstance::Impl {
     return refused;
   }
 
-  void hold_ports(const std::string& run_id, const WorkflowGraph& graph) {
+  void hold_ports(const std::string& run_id, std::uint32_t owner, const WorkflowGraph& graph) {
     std::lock_guard lock(mutex);
-    for_each_fixed_port(graph, [&](const ServiceSpec&, int port) { ports_held[port] = run_id; });
+    for_each_fixed_port(graph, [&](const ServiceSpec&, int port) {
+      ports_held[port] = {run_id, owner};
+    });
   }
 
   void free_ports(const std::string& run_id) {
     std::lock_guard lock(mutex);
-    std::erase_if(ports_held, [&](const auto& held) { return held.second == run_id; });
+    std::erase_if(ports_held, [&](const auto& held) { return held.second.run_id == run_id; });
   }
 
   // A refusal when the submission would pass one of the submitter's limits.
@@ -956,8 +953,7 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
     }
     return s;
   }
-  m.remember_owner(run->info.id, request.who.uid);
-  m.hold_ports(run->info.id, run->graph);
+  m.hold_ports(run->info.id, request.who.uid, run->graph);
   {
     std::lock_guard lock(m.mutex);
     m.outstanding[request.who.uid] += static_cast<std::int64_t>(run->graph.tasks.size());
@@ -969,25 +965,29 @@ Result<Accepted> ServedInstance::submit(const SubmitRequest& request) {
 
 Status ServedInstance::cancel(const std::string& run_id) {
   Impl& m = *impl_;
+  if (!owner_of(run_id)) return not_found("no run " + run_id + " here");
   {
     std::lock_guard lock(m.mutex);
-    if (m.owner_index.count(run_id) == 0) return not_found("no run " + run_id + " here");
     m.cancels.push_back(run_id);
   }
   m.wake_up();
   return {};
 }
 
+// Both read <state>/serve.db (the submitting thread's connection), not a list in memory: a
+// long-lived instance's runs are without end.
 std::optional<std::uint32_t> ServedInstance::owner_of(const std::string& run_id) const {
-  std::lock_guard lock(impl_->mutex);
-  auto it = impl_->owner_index.find(run_id);
-  if (it == impl_->owner_index.end()) return std::nullopt;
-  return it->second;
+  auto owner = impl_->submissions->owner_of(run_id);
+  if (owner.ok()) return *owner;
+  std::fprintf(stderr, "chorus serve: %s\n", owner.status().message().c_str());
+  return std::nullopt;
 }
 
 std::vector<std::pair<std::string, std::uint32_t>> ServedInstance::runs() const {
-  std::lock_guard lock(impl_->mutex);
-  return impl_->owners;
+  auto all = impl_->submissions->owners();
+  if (all.ok()) return std::move(*all);
+  std::fprintf(stderr, "chorus serve: %s\n", all.status().message().c_str());
+  return {};
 }
 
 void ServedInstance::stop() {

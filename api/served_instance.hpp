@@ -16,7 +16,7 @@
 // Memory: a run that finished is let go a loop turn later (its graph, what the coordinator and
 // the journal keep of its tasks): the instance holds the runs that go on, not every task it ran.
 //
-// Threading: submit, cancel, owner_of and stop may be called from any one thread besides the
+// Threading: submit, cancel, owner_of, runs and stop may be called from any one thread besides the
 // coordinator's own, which the instance starts.
 #pragma once
 

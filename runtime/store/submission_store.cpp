@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS submissions(
   cwd TEXT NOT NULL,
   created REAL NOT NULL,
   UNIQUE(uid, key));
+CREATE INDEX IF NOT EXISTS submissions_by_run ON submissions(run_id);
 )sql";
 
 struct Statement {
@@ -119,6 +120,38 @@ Result<std::vector<Submission>> SubmissionStore::all() {
   std::vector<Submission> out;
   int rc;
   while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) out.push_back(row(q.stmt));
+  if (rc != SQLITE_DONE) return failure("cannot read submissions");
+  return out;
+}
+
+Result<std::optional<std::uint32_t>> SubmissionStore::owner_of(const std::string& run_id) {
+  Statement q;
+  if (sqlite3_prepare_v2(db_, "SELECT uid FROM submissions WHERE run_id = ?1", -1, &q.stmt,
+                         nullptr) != SQLITE_OK) {
+    return failure("cannot read submissions");
+  }
+  sqlite3_bind_text(q.stmt, 1, run_id.c_str(), static_cast<int>(run_id.size()), SQLITE_TRANSIENT);
+  const int rc = sqlite3_step(q.stmt);
+  if (rc == SQLITE_ROW) {
+    return std::optional<std::uint32_t>(
+        static_cast<std::uint32_t>(sqlite3_column_int64(q.stmt, 0)));
+  }
+  if (rc == SQLITE_DONE) return std::optional<std::uint32_t>();
+  return failure("cannot read submissions");
+}
+
+Result<std::vector<std::pair<std::string, std::uint32_t>>> SubmissionStore::owners() {
+  Statement q;
+  if (sqlite3_prepare_v2(db_, "SELECT run_id, uid FROM submissions ORDER BY seq", -1, &q.stmt,
+                         nullptr) != SQLITE_OK) {
+    return failure("cannot read submissions");
+  }
+  std::vector<std::pair<std::string, std::uint32_t>> out;
+  int rc;
+  while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) {
+    out.emplace_back(column(q.stmt, 0),
+                     static_cast<std::uint32_t>(sqlite3_column_int64(q.stmt, 1)));
+  }
   if (rc != SQLITE_DONE) return failure("cannot read submissions");
   return out;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.hpp"
@@ -47,6 +48,10 @@ class SubmissionStore {
   Status add(const Submission& s);
   // Every submission, oldest first.
   Result<std::vector<Submission>> all();
+  // Who submitted the run (nullopt: no submission became it). Indexed by run id.
+  Result<std::optional<std::uint32_t>> owner_of(const std::string& run_id);
+  // Every run with its submitter, oldest first (what `chorus list` filters).
+  Result<std::vector<std::pair<std::string, std::uint32_t>>> owners();
 
  private:
   explicit SubmissionStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
