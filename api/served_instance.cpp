@@ -544,13 +544,26 @@ class ServedInstance::Impl {
   // The accepted runs that had not ended: into the inbox, with their records for the
   // coordinator's resume; their orphans killed first.
   Status resume_accepted() {
-    auto all = submissions->all();
-    if (!all.ok()) return all.status();
-    std::unordered_set<std::string> accepted;
-    for (const Submission& s : *all) {
-      accepted.insert(s.run_id);
-      auto info = journal->find_run(s.run_id);
-      if (!info.ok() || info->status != RunStatus::running) continue;
+    // The journal's running runs only, each looked up by its id in serve.db: a restart costs
+    // what is to resume, not every submission the instance ever took (texts included).
+    auto listed = journal->list_runs();  // oldest first
+    if (!listed.ok()) return listed.status();
+    for (RunInfo& running : *listed) {
+      if (running.status != RunStatus::running) continue;
+      auto found = submissions->find_by_run(running.id);
+      if (!found.ok()) return found.status();
+      if (!found->has_value()) {
+        // A run of this instance created but never acknowledged (killed in between).
+        if (running.token == token) {
+          running.status = RunStatus::failed;
+          running.coordinator_pid = 0;
+          running.updated = wall_seconds_now();
+          (void)journal->update_run(running);
+        }
+        continue;
+      }
+      const Submission& s = **found;
+      std::optional<RunInfo> info = std::move(running);
       auto graph = load(s.workflow_text, s.workflow_path, s.cwd);
       auto state = journal->replay(info->id);
       auto quorums = graph.ok()
@@ -590,20 +603,6 @@ class ServedInstance::Impl {
       std::lock_guard lock(mutex);
       outstanding[s.uid] += static_cast<std::int64_t>(run->graph.tasks.size());
       inbox.push_back(std::move(run));
-    }
-    // Runs of this instance that were created but never acknowledged (killed in between).
-    auto listed = journal->list_runs();
-    if (listed.ok()) {
-      for (RunInfo& info : *listed) {
-        if (info.token != token || info.status != RunStatus::running ||
-            accepted.count(info.id) != 0) {
-          continue;
-        }
-        info.status = RunStatus::failed;
-        info.coordinator_pid = 0;
-        info.updated = wall_seconds_now();
-        (void)journal->update_run(info);
-      }
     }
     return {};
   }

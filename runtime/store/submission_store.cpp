@@ -124,6 +124,19 @@ Result<std::vector<Submission>> SubmissionStore::all() {
   return out;
 }
 
+Result<std::optional<Submission>> SubmissionStore::find_by_run(const std::string& run_id) {
+  Statement q;
+  const std::string sql = std::string(kColumns) + " WHERE run_id = ?1";
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &q.stmt, nullptr) != SQLITE_OK) {
+    return failure("cannot read submissions");
+  }
+  sqlite3_bind_text(q.stmt, 1, run_id.c_str(), static_cast<int>(run_id.size()), SQLITE_TRANSIENT);
+  const int rc = sqlite3_step(q.stmt);
+  if (rc == SQLITE_ROW) return std::optional<Submission>(row(q.stmt));
+  if (rc == SQLITE_DONE) return std::optional<Submission>();
+  return failure("cannot read submissions");
+}
+
 Result<std::optional<std::uint32_t>> SubmissionStore::owner_of(const std::string& run_id) {
   Statement q;
   if (sqlite3_prepare_v2(db_, "SELECT uid FROM submissions WHERE run_id = ?1", -1, &q.stmt,

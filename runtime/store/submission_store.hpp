@@ -48,6 +48,8 @@ class SubmissionStore {
   Status add(const Submission& s);
   // Every submission, oldest first.
   Result<std::vector<Submission>> all();
+  // The submission that became the run, if any. Indexed by run id.
+  Result<std::optional<Submission>> find_by_run(const std::string& run_id);
   // Who submitted the run (nullopt: no submission became it). Indexed by run id.
   Result<std::optional<std::uint32_t>> owner_of(const std::string& run_id);
   // Every run with its submitter, oldest first (what `chorus list` filters).

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "runtime/store/state_store.hpp"
 #include "runtime/transport/local_socket.hpp"
 #include "support/process.hpp"
 
@@ -312,8 +313,27 @@ tasks:
   const std::string run = trimmed(r.out);
   REQUIRE(eventually([&] { return file_exists(dir / "slow.starts"); }, 30));
   CHECK(served.stop(SIGKILL) == 128 + SIGKILL);
+  // As if the instance had been killed between creating a run and recording its submission:
+  // the run is the instance's (its token) but was never acknowledged.
+  std::string unacknowledged;
+  {
+    auto journal = chorus::open_sqlite_store(served.state() + "/chorus.db");
+    REQUIRE(journal.ok());
+    chorus::RunInfo info;
+    info.workflow_name = "never-acknowledged";
+    info.status = chorus::RunStatus::running;
+    info.token = trimmed(read_file(served.state() + "/serve.token"));
+    auto created = (*journal)->create_run(info);
+    REQUIRE(created.ok());
+    unacknowledged = created->id;
+  }
 
   served.start();
+  {
+    auto journal = chorus::open_sqlite_store(served.state() + "/chorus.db");
+    REQUIRE(journal.ok());
+    CHECK((*journal)->find_run(unacknowledged)->status == chorus::RunStatus::failed);
+  }
   // The same key after the crash: the same run, not a second one.
   auto again = as_root(served, {"submit", "wf.yaml", "--key", "chain-1", "--json"}, dir.path());
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);

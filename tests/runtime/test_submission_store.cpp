@@ -33,6 +33,11 @@ TEST_CASE("Runtime.SubmissionStore.RunsAreFoundByKeyAndByRunAcrossAReopen") {
   REQUIRE(found.ok());
   REQUIRE(found->has_value());
   CHECK((*found)->run_id == "run-2");
+  auto by_run = (*store)->find_by_run("run-1");
+  REQUIRE(by_run.ok());
+  REQUIRE(by_run->has_value());
+  CHECK((*by_run)->key == "key-1");
+  CHECK_FALSE((*(*store)->find_by_run("run-9")).has_value());
   CHECK((*(*store)->owner_of("run-1")) == std::optional<std::uint32_t>(1001));
   CHECK_FALSE((*(*store)->owner_of("run-9")).has_value());
   auto owners = (*store)->owners();
