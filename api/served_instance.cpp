@@ -676,6 +676,12 @@ class ServedInstance::Impl {
     return {};
   }
 
+  // "FILE:LINE:COL: " of a place in the workflow file, or "" for one not from a file.
+  static std::string located(const WorkflowGraph& graph, int line, int column) {
+    if (line <= 0) return {};
+    return graph.source_path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+  }
+
   // Every folder the run's tasks would start in must be one the submitter can enter (checked as
   // the submitter when the instance is root): refused at once, not one launch failure per task.
   Status check_workdirs(const Submitter& who, const WorkflowGraph& graph) const {
@@ -698,12 +704,9 @@ class ServedInstance::Impl {
         continue;
       }
       const std::string why = std::strerror(errno);
-      const std::string where = t.pos.line > 0
-                                    ? graph.source_path + ":" + std::to_string(t.pos.line) + ":" +
-                                          std::to_string(t.pos.column) + ": "
-                                    : std::string();
-      return invalid_argument(where + "refused: task '" + t.name + "' would start in " + dir +
-                              ", which " + who.name + " cannot enter (" + why + ")" +
+      return invalid_argument(located(graph, t.pos.line, t.pos.column) + "refused: task '" +
+                              t.name + "' would start in " + dir + ", which " + who.name +
+                              " cannot enter (" + why + ")" +
                               (t.workdir.empty() ? "; that is the folder chorus submit ran in"
                                                  : "; that is its workdir"));
     }
@@ -727,12 +730,9 @@ class ServedInstance::Impl {
       auto it = ports_held.find(port);
       if (!refused.ok() || it == ports_held.end()) return;
       const bool theirs = it->second.owner == who.uid;
-      const std::string where = svc.line > 0 ? graph.source_path + ":" + std::to_string(svc.line) +
-                                                   ":" + std::to_string(svc.column) + ": "
-                                             : std::string();
       refused = Status(ErrorCode::unavailable,
-                       where + "refused: service '" + svc.name + "' listens on port " +
-                           std::to_string(port) + ", which a service of " +
+                       located(graph, svc.line, svc.column) + "refused: service '" + svc.name +
+                           "' listens on port " + std::to_string(port) + ", which a service of " +
                            (theirs ? "your run " + it->second.run_id : std::string("another run")) +
                            " in this instance holds: give it another port, or let it bind port "
                            "0 and announce its endpoint (a stdout or file probe), or submit again "

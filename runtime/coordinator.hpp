@@ -82,9 +82,10 @@ class TaskSubmitter {
   virtual std::string_view task_name(TaskId task) const = 0;
   // Gives back the memory of a submitted task that ended and will not be asked about again (a
   // served instance's finished run): its spec is released after the next journal write, its
-  // name may be used again, and any later call with its id is refused (invalid_argument). The
-  // state table keeps a few bytes for it: ids never move. Errors: invalid_argument for a task of
-  // the graph, one not ended, a service replica (its service keeps it), or an unknown id.
+  // name may be used again, and any later call with its id is refused (invalid_argument). Ids
+  // never move: its task-table entry is released in place (the memory goes with its block's
+  // last). Errors: invalid_argument for a task of the graph, one not ended, one whose
+  // dependencies have not all ended, a service replica (its service keeps it), or an unknown id.
   virtual Status forget(TaskId task) = 0;
 };
 

@@ -111,19 +111,6 @@ Status SubmissionStore::add(const Submission& s) {
   return failure("cannot record a submission");
 }
 
-Result<std::vector<Submission>> SubmissionStore::all() {
-  Statement q;
-  const std::string sql = std::string(kColumns) + " ORDER BY seq";
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &q.stmt, nullptr) != SQLITE_OK) {
-    return failure("cannot read submissions");
-  }
-  std::vector<Submission> out;
-  int rc;
-  while ((rc = sqlite3_step(q.stmt)) == SQLITE_ROW) out.push_back(row(q.stmt));
-  if (rc != SQLITE_DONE) return failure("cannot read submissions");
-  return out;
-}
-
 Result<std::optional<Submission>> SubmissionStore::find_by_run(const std::string& run_id) {
   Statement q;
   const std::string sql = std::string(kColumns) + " WHERE run_id = ?1";

@@ -46,8 +46,6 @@ class SubmissionStore {
   Result<std::optional<Submission>> find(std::uint32_t uid, const std::string& key);
   // Records it. Errors: unavailable when (uid, key) is taken (a racing retry), io_error.
   Status add(const Submission& s);
-  // Every submission, oldest first.
-  Result<std::vector<Submission>> all();
   // The submission that became the run, if any. Indexed by run id.
   Result<std::optional<Submission>> find_by_run(const std::string& run_id);
   // Who submitted the run (nullopt: no submission became it). Indexed by run id.
