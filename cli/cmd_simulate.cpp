@@ -38,6 +38,7 @@ struct Args {
   std::string piece_order = "listed";
   std::string state_dir;
   std::string records;
+  std::string workload_out;
   std::string grace;
   std::vector<std::string> policy_options;  // --option KEY=VALUE, repeatable
   std::string gen_params;                   // --gen-params (generator_values)
@@ -369,6 +370,11 @@ void run_simulate(const Args& a) {
     if (*network) {
       if (Status st = (*network)->prepare(w); !st.ok()) fail(st);
     }
+    if (!a.workload_out.empty() && s == 0) {
+      auto text = sim::workload_json(w);
+      if (!text.ok()) fail(text.status());
+      if (Status st = sim::write_text_file(a.workload_out, *text); !st.ok()) fail(st);
+    }
     workload_name = w.name;
     jobs = w.jobs.size();
     tasks = w.task_count();
@@ -456,6 +462,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--option", args->policy_options,
                   "A policy option KEY=VALUE, as in a workflow's scheduler section (e.g. "
                   "model=jct.json for network-aware, seed=3 for random); repeatable");
+  cmd->add_option("--workload-out", args->workload_out,
+                  "Write the workload the policies ran (first seed; generated, scaled and "
+                  "partitioned) to FILE.json, readable by --workload");
   cmd->add_option("--records", args->records,
                   "Write per-job records (first seed) to FILE.csv or FILE.json");
   cmd->add_flag("--json", args->json, "Print one JSON object keyed by policy");

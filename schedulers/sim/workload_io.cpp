@@ -575,6 +575,54 @@ std::string records_csv(const std::vector<SimResult>& runs) {
   return out;
 }
 
+Result<std::string> workload_json(const Workload& w) {
+  // %.17g: every double reads back to itself (the records' 10 digits would move runtimes).
+  auto exact = [](double d) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    return std::string(buf);
+  };
+  std::string out = "{\"name\": " + json_quote(w.name) + ", \"jobs\": [";
+  for (std::size_t ji = 0; ji < w.jobs.size(); ++ji) {
+    const SimJob& j = w.jobs[ji];
+    out += ji == 0 ? "\n" : ",\n";
+    out += "{\"id\": " + json_quote(j.id) + ", \"user\": " + json_quote(j.user);
+    if (!j.job_class.empty()) out += ", \"class\": " + json_quote(j.job_class);
+    if (j.size != SizeClass::unknown) out += ", \"size\": " + json_quote(to_string(j.size));
+    out += ", \"arrival\": " + exact(j.arrival_s);
+    if (j.after_previous) out += ", \"after_previous\": true";
+    if (j.divisible) out += ", \"divisible\": true";
+    if (j.weight != 1) out += ", \"weight\": " + exact(j.weight);
+    out += ", \"tasks\": [";
+    for (std::size_t ti = 0; ti < j.tasks.size(); ++ti) {
+      const SimTask& t = j.tasks[ti];
+      if (!t.after_other.empty()) {
+        return invalid_argument("job '" + j.id +
+                                "': a task waits for another job's, which a JSON workload "
+                                "cannot say");
+      }
+      if (!t.data.empty()) {
+        return invalid_argument("job '" + j.id +
+                                "': a task moves data, which a JSON workload cannot say");
+      }
+      out += ti == 0 ? "" : ", ";
+      out += "{\"runtime\": " + exact(t.runtime_s);
+      if (t.cores != 1) out += ", \"cores\": " + std::to_string(t.cores);
+      if (!t.after.empty()) {
+        out += ", \"after\": [";
+        for (std::size_t a = 0; a < t.after.size(); ++a)
+          out += (a ? ", " : "") + std::to_string(t.after[a]);
+        out += "]";
+      }
+      if (t.ranks > 0) out += ", \"ranks\": " + std::to_string(t.ranks);
+      if (t.nodes > 0) out += ", \"nodes\": " + std::to_string(t.nodes);
+      out += "}";
+    }
+    out += "]}";
+  }
+  return out + "\n]}\n";
+}
+
 std::string records_json(const std::vector<SimResult>& runs) {
   std::string out = "[";
   bool first = true;

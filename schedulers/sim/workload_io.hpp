@@ -32,6 +32,11 @@ Result<Workload> read_workload_csv(std::string_view text, const std::string& sou
 // By extension: .json or .csv. Errors: io_error (with the OS's reason), or as above.
 Result<Workload> load_workload_file(const std::string& path);
 
+// The workload as JSON in the format read_workload_json reads, so that it reads back to the same
+// jobs (runtimes and arrivals with 17 significant digits). Errors: invalid_argument for what that
+// format cannot say (a task waiting for another job's, a task that moves data), naming the job.
+Result<std::string> workload_json(const Workload& w);
+
 // Per-job records of one or more runs (one row/object per job, with the policy's name).
 std::string records_csv(const std::vector<SimResult>& runs);
 std::string records_json(const std::vector<SimResult>& runs);

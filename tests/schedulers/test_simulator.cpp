@@ -264,6 +264,66 @@ TEST_CASE("Schedulers.Sim.ReadsJsonAndCsvWorkloads") {
   CHECK(c->jobs[1].arrival_s == doctest::Approx(4));
 }
 
+TEST_CASE("Schedulers.Sim.AWrittenWorkloadReadsBackToTheSameJobs") {
+  // A generated, partitioned workload (what `chorus simulate --workload-out` writes) and a
+  // hand-made one with every field the format has.
+  auto gen = generate_workload("bursty", 3, 0.1);
+  REQUIRE(gen.ok());
+  Workload split = partition_divisible(*gen, 1.0);
+  Workload hand;
+  hand.name = "hand";
+  SimJob j;
+  j.id = "j\"1";
+  j.user = "ann";
+  j.job_class = "etl";
+  j.size = SizeClass::small;
+  j.arrival_s = 0.1 + 0.2;  // not a short decimal: must come back bit for bit
+  j.after_previous = true;
+  j.weight = 2.5;
+  j.tasks = {SimTask{1.0 / 3, 2, {}, {}}, SimTask{2.0, 1, {0}, {}}};
+  j.tasks[1].ranks = 4;
+  j.tasks[1].nodes = 2;
+  hand.jobs.push_back(j);
+  for (const Workload* w : {&split, &hand}) {
+    auto text = workload_json(*w);
+    REQUIRE_MESSAGE(text.ok(), text.status().message());
+    auto back = read_workload_json(*text, "w.json");
+    REQUIRE_MESSAGE(back.ok(), back.status().message());
+    CHECK(back->name == w->name);
+    REQUIRE(back->jobs.size() == w->jobs.size());
+    for (std::size_t i = 0; i < w->jobs.size(); ++i) {
+      const SimJob& a = w->jobs[i];
+      const SimJob& b = back->jobs[i];
+      CHECK(b.id == a.id);
+      CHECK(b.user == a.user);
+      CHECK(b.job_class == a.job_class);
+      CHECK(b.size == a.size);
+      CHECK(b.arrival_s == a.arrival_s);
+      CHECK(b.after_previous == a.after_previous);
+      CHECK(b.divisible == a.divisible);
+      CHECK(b.weight == a.weight);
+      REQUIRE(b.tasks.size() == a.tasks.size());
+      for (std::size_t t = 0; t < a.tasks.size(); ++t) {
+        CHECK(b.tasks[t].runtime_s == a.tasks[t].runtime_s);
+        CHECK(b.tasks[t].cores == a.tasks[t].cores);
+        CHECK(b.tasks[t].after == a.tasks[t].after);
+        CHECK(b.tasks[t].ranks == a.tasks[t].ranks);
+        CHECK(b.tasks[t].nodes == a.tasks[t].nodes);
+      }
+    }
+  }
+  // What the format cannot say is refused, naming the job.
+  Workload tied = hand;
+  tied.jobs.push_back(j);
+  tied.jobs[1].id = "j2";
+  tied.jobs[1].after_previous = false;
+  tied.jobs[0].after_previous = false;
+  tied.jobs[1].tasks[0].after_other = {TaskRef{0, 0}};
+  auto refused = workload_json(tied);
+  REQUIRE(!refused.ok());
+  CHECK(contains(refused.status().message(), "job 'j2'"));
+}
+
 TEST_CASE("Schedulers.Sim.BadWorkloadsGiveClearErrors") {
   auto early = read_workload_json(
       R"([{"id": "j1", "user": "a", "arrival": -1, "tasks": [{"runtime": 1}]}])", "w.json");
