@@ -847,6 +847,8 @@ Result<std::unique_ptr<ServedInstance>> ServedInstance::start(
   ro.queue = options.queue;
   ro.placement = options.placement;
   m.empty_graph.name = "serve";
+  // serve.yaml's policy_options, then its weights: the policies check both as they are built.
+  m.empty_graph.scheduler.options = options.access.config().policy_options;
   if (Status s = m.apply_weights(); !s.ok()) return s;
   auto policies = make_run_policies(m.empty_graph, ro);
   if (!policies.ok()) return invalid_argument(policies.status().message());

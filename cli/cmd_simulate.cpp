@@ -136,7 +136,7 @@ Status check_flags_taken(const PolicyRegistry& registry, const std::vector<std::
 // "--weights alice=2,bob=1" as the option `weights` ({alice: 2, bob: 1}), located at the flag.
 OptionEntry weights_option(const std::string& text) {
   const OptionOrigin flag{"--weights"};
-  OptionEntry e{"weights", flag, {}};
+  OptionEntry e{"weights", flag, {}, {}};
   e.value.kind = OptionValue::Kind::map;
   e.value.at = flag;
   for (const auto& item : split(text, ',')) {
@@ -144,7 +144,7 @@ OptionEntry weights_option(const std::string& text) {
     OptionValue weight;
     weight.text = item.substr(eq + 1);
     weight.at = flag;
-    e.value.items.push_back({item.substr(0, eq), flag, std::move(weight)});
+    e.value.items.push_back({item.substr(0, eq), flag, std::move(weight), {}});
   }
   return e;
 }
@@ -311,7 +311,7 @@ void run_simulate(const Args& a) {
     auto g = parse_duration(a.grace);
     if (!g.ok()) fail(invalid_argument("--grace: " + g.status().message()));
     policy_options.set(
-        {"grace", {"--grace"}, {OptionValue::Kind::scalar, a.grace, {}, {"--grace"}}});
+        {"grace", {"--grace"}, {OptionValue::Kind::scalar, a.grace, {}, {"--grace"}}, {}});
   }
   for (const auto& kv : a.policy_options) {
     // A scalar option for whichever policy of the run takes it (network-aware's model: FILE,
@@ -323,7 +323,7 @@ void run_simulate(const Args& a) {
     }
     const OptionOrigin flag{"--option " + kv.substr(0, eq)};
     policy_options.set(
-        {kv.substr(0, eq), flag, {OptionValue::Kind::scalar, kv.substr(eq + 1), {}, flag}});
+        {kv.substr(0, eq), flag, {OptionValue::Kind::scalar, kv.substr(eq + 1), {}, flag}, {}});
   }
   double partition_s = 0;
   if (!a.partition.empty()) {

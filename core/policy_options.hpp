@@ -40,6 +40,9 @@ struct OptionEntry {
   std::string key;
   OptionOrigin key_at;
   OptionValue value;
+  // The section of the file it was written in, for messages: empty = a workflow's 'scheduler'
+  // ("policy_options" in serve.yaml, "quorum" for a quorum sweep's).
+  std::string section;
 };
 
 // The options of a scheduler section: every key that is not a policy's name or a planner's.

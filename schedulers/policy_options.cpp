@@ -18,7 +18,8 @@ std::optional<double> parse_number(const std::string& text) {
 }  // namespace
 
 std::string option_label(const OptionEntry& entry) {
-  return "'" + entry.key + "'" + (entry.key_at.in_file() ? " in 'scheduler'" : "");
+  if (!entry.key_at.in_file()) return "'" + entry.key + "'";
+  return "'" + entry.key + "' in '" + (entry.section.empty() ? "scheduler" : entry.section) + "'";
 }
 
 void check_option_value(const OptionEntry& entry, OptionKind kind,

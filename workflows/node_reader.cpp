@@ -231,13 +231,14 @@ OptionValue option_value(const YAML::Node& node, Position at, const std::string&
         const Position key_at = position_of(it->first, at);
         v.items.push_back({it->first.IsScalar() ? it->first.Scalar() : std::string{},
                            {path, key_at.line, key_at.column},
-                           option_value(it->second, position_of(it->second, key_at), path)});
+                           option_value(it->second, position_of(it->second, key_at), path),
+                           {}});
       }
       break;
     case YAML::NodeType::Sequence:
       v.kind = OptionValue::Kind::list;
       for (const YAML::Node& item : node) {
-        v.items.push_back({{}, v.at, option_value(item, position_of(item, at), path)});
+        v.items.push_back({{}, v.at, option_value(item, position_of(item, at), path), {}});
       }
       break;
     case YAML::NodeType::Null:

@@ -65,7 +65,8 @@ std::optional<QuorumTemplate> read_quorum(const MapEntry& e, const std::string& 
     } else {
       q.choice.options.entries.push_back({item.key,
                                           {diags.path(), item.key_pos.line, item.key_pos.column},
-                                          option_value(item.value, item.value_pos, diags.path())});
+                                          option_value(item.value, item.value_pos, diags.path()),
+                                          "quorum"});
     }
   }
   q.choice.policy_at = {diags.path(), q.policy_pos.line, q.policy_pos.column};

@@ -28,6 +28,23 @@ bool expect_map(const MapEntry& e, const std::string& label, const std::string& 
   return false;
 }
 
+// `policy_options: {lane_cores: auto, grace: 2s}`: kept as written, with their places; the
+// policies check them when the instance builds them (their names are not known here).
+void read_policy_options(const MapEntry& e, ServeConfig& c, DiagnosticList& diags) {
+  if (!expect_map(e, "'policy_options'", "{lane_cores: auto, grace: 2s}", diags)) return;
+  for (const MapEntry& o : map_entries(e.value, "in 'policy_options'", diags)) {
+    if (o.key == "weights") {
+      diags.add(o.key_pos,
+                "'weights' in 'policy_options': users' and groups' shares are the top-level "
+                "'weights: {users: {alice: 2}, groups: {physics: 3}}'");
+      continue;
+    }
+    c.policy_options.entries.push_back({o.key, origin(diags, o.key_pos),
+                                        option_value(o.value, o.value_pos, diags.path()),
+                                        "policy_options"});
+  }
+}
+
 std::optional<double> read_weight(const MapEntry& e, const std::string& label,
                                   DiagnosticList& diags) {
   if (e.value.IsScalar() && !is_quoted(e.value)) {
@@ -193,13 +210,13 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
   if (!root.IsDefined() || root.IsNull()) return c;  // only comments: the defaults
   if (!root.IsMap()) {
     diags.add(position_of(root, {1, 1}),
-              "a serve config is a map (queue, placement, cores, "
+              "a serve config is a map (queue, placement, policy_options, cores, "
               "admins, weights, limits, listen, keys, allocation), got " +
                   describe_node(root));
     return diags.to_status();
   }
-  static const KeyChecker keys({"queue", "placement", "cores", "admins", "weights", "limits",
-                                "listen", "keys", "allocation"},
+  static const KeyChecker keys({"queue", "placement", "policy_options", "cores", "admins",
+                                "weights", "limits", "listen", "keys", "allocation"},
                                {});
   for (const MapEntry& e : keys.check(root, "in the serve config", diags)) {
     if (e.key == "queue" || e.key == "placement") {
@@ -207,6 +224,8 @@ Result<ServeConfig> parse_serve_config(std::string_view text, const std::string&
       if (!name) continue;
       (e.key == "queue" ? c.queue : c.placement) = *name;
       (e.key == "queue" ? c.queue_at : c.placement_at) = origin(diags, e.value_pos);
+    } else if (e.key == "policy_options") {
+      read_policy_options(e, c, diags);
     } else if (e.key == "cores") {
       if (auto v = read_integer(e, "'cores'", 1, 1 << 20, diags)) c.cores = *v;
     } else if (e.key == "admins") {

@@ -4,6 +4,8 @@
 //
 //   queue: uwfq                 # the instance's queue policy (flags override)
 //   placement: first-fit
+//   policy_options: {lane_cores: auto, grace: 2s}   # the policies' own options, as in a
+//                               # workflow's scheduler section (checked by the policies)
 //   listen: tcp://127.0.0.1:7070   # also serve over TCP, CURVE-encrypted (never without)
 //   keys: {users: {alice: [PUBLIC_KEY, ...]}}   # the TCP clients' keys (chorus keys), per user
 //   cores: 16                   # cores handed out on this machine (default: all)
@@ -55,6 +57,10 @@ struct ServeConfig {
   std::string path;  // as named; empty = no file
   std::string queue, placement;
   OptionOrigin queue_at, placement_at;
+  // The queue's and placement's options (`lane_cores`, `grace`, a model ...), located; which
+  // policy takes each, and whether its value is right, is the policies' to say when the instance
+  // builds them. `weights` is the top-level key below, not one of these.
+  PolicyOptions policy_options;
   std::int64_t cores = 0;  // 0 = the machine's
   std::vector<std::string> admin_users, admin_groups;
   // TCP: tcp://IP:PORT (PORT * = any free one), and each user's allowed CURVE public keys (Z85).

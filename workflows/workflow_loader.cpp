@@ -170,7 +170,8 @@ void read_scheduler(const MapEntry& section, SchedulerChoice& out, DiagnosticLis
     } else {
       out.options.entries.push_back({e.key,
                                      {diags.path(), e.key_pos.line, e.key_pos.column},
-                                     option_value(e.value, e.value_pos, diags.path())});
+                                     option_value(e.value, e.value_pos, diags.path()),
+                                     {}});
     }
   }
 }

@@ -36,7 +36,7 @@ void run_decisions(benchmark::State& state, const std::string& policy, bool over
   PolicyOptions options;
   if (!lane.empty()) {
     const OptionOrigin here{"bench_queue_policies"};
-    OptionEntry e{"lane_cores", here, {}};
+    OptionEntry e{"lane_cores", here, {}, {}};
     e.value.text = lane;
     e.value.at = here;
     options.set(e);

@@ -150,7 +150,7 @@ std::unique_ptr<QuorumPolicy> make(const std::string& name) {
   PolicyOptions o;
   if (name == "static")
     o.entries.push_back(
-        {"b", {"bench", 1, 1}, {OptionValue::Kind::scalar, "2", {}, {"bench", 1, 4}}});
+        {"b", {"bench", 1, 1}, {OptionValue::Kind::scalar, "2", {}, {"bench", 1, 4}}, {}});
   auto made = registry.make_quorum(name, o);
   return made.ok() ? std::move(*made) : nullptr;
 }

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   const OptionOrigin here{"chorus_live_generators"};
   PolicyOptions lane_option;
   if (!lane.empty()) {
-    OptionEntry e{"lane_cores", here, {}};
+    OptionEntry e{"lane_cores", here, {}, {}};
     e.value.text = lane;
     e.value.at = here;
     lane_option.set(e);
@@ -161,13 +161,13 @@ int main(int argc, char** argv) {
   }
   if (!lane.empty()) wf.scheduler.options.set(lane_option.entries.front());
   if (policy != "fifo") {
-    OptionEntry weights{"weights", here, {}};
+    OptionEntry weights{"weights", here, {}, {}};
     weights.value.kind = OptionValue::Kind::map;
     weights.value.at = here;
     OptionValue tiny;
     tiny.text = clock_weight;
     tiny.at = here;
-    weights.value.items.push_back({"clock", here, tiny});
+    weights.value.items.push_back({"clock", here, tiny, {}});
     wf.scheduler.options.set(weights);
   }
   std::filesystem::remove_all(state);

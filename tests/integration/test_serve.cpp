@@ -521,6 +521,19 @@ TEST_CASE("Integration.Serve.ConfigErrorsAreLocated") {
         std::string::npos);
   CHECK(r.err.find("serve.yaml:2:1: unknown key 'limts' in the serve config (did you mean "
                    "'limits'?)") != std::string::npos);
+
+  // The policies' own options: checked by the policies, located in serve.yaml, before the
+  // instance listens.
+  write_file(dir / "serve.yaml", "queue: uwfq\npolicy_options: {lane_core: auto}\n");
+  r = run_chorus({"serve", "--state", dir / "state", "--config", dir / "serve.yaml"}, dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("serve.yaml:2:18:") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("did you mean 'lane_cores'") != std::string::npos, r.err);
+  write_file(dir / "serve.yaml", "queue: uwfq\npolicy_options: {lane_cores: many}\n");
+  r = run_chorus({"serve", "--state", dir / "state", "--config", dir / "serve.yaml"}, dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("serve.yaml:2:30:") != std::string::npos, r.err);
+  CHECK(!std::filesystem::exists(std::filesystem::path(dir / "state") / "serve.sock"));
 }
 
 TEST_CASE("Integration.Serve.StatusWatchFollowsARunAndCancelWaitsForItsEnd") {

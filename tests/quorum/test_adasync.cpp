@@ -56,7 +56,7 @@ TEST_CASE("Quorum.AdaSync.OptionErrorsAreLocated") {
   const auto registry = PolicyRegistry::with_builtins();
   PolicyOptions o;
   o.entries.push_back(
-      {"k0", {"wf.yaml", 5, 20}, {OptionValue::Kind::scalar, "1.5", {}, {"wf.yaml", 5, 24}}});
+      {"k0", {"wf.yaml", 5, 20}, {OptionValue::Kind::scalar, "1.5", {}, {"wf.yaml", 5, 24}}, {}});
   const auto issues = registry.check_quorum("adasync", {"wf.yaml", 4, 13}, o);
   REQUIRE(issues.size() == 1);
   CHECK(issues[0].at.format() == "wf.yaml:5:24");

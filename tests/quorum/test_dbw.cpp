@@ -22,7 +22,7 @@ PolicyOptions options(std::vector<std::pair<std::string, std::string>> kv) {
   int line = 3;
   for (auto& [k, v] : kv) {
     o.entries.push_back(
-        {k, {"wf.yaml", line, 20}, {OptionValue::Kind::scalar, v, {}, {"wf.yaml", line, 23}}});
+        {k, {"wf.yaml", line, 20}, {OptionValue::Kind::scalar, v, {}, {"wf.yaml", line, 23}}, {}});
     ++line;
   }
   return o;

@@ -81,7 +81,8 @@ TEST_CASE("Quorum.Policies.AllocateNothingPerCallAfterWarmUp") {
     CAPTURE(name);
     PolicyOptions o;
     if (std::string(name) == "static")
-      o.entries.push_back({"b", {"t", 1, 1}, {OptionValue::Kind::scalar, "2", {}, {"t", 1, 3}}});
+      o.entries.push_back(
+          {"b", {"t", 1, 1}, {OptionValue::Kind::scalar, "2", {}, {"t", 1, 3}}, {}});
     auto made = registry.make_quorum(name, o);
     REQUIRE(made.ok());
     Counted p(**made);

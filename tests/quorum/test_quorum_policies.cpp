@@ -29,7 +29,7 @@ int closes_after(QuorumPolicy& policy, int n, int round = 1) {
 PolicyOptions one_option(const std::string& key, const std::string& value) {
   PolicyOptions o;
   o.entries.push_back(
-      {key, {"wf.yaml", 3, 20}, {OptionValue::Kind::scalar, value, {}, {"wf.yaml", 3, 23}}});
+      {key, {"wf.yaml", 3, 20}, {OptionValue::Kind::scalar, value, {}, {"wf.yaml", 3, 23}}, {}});
   return o;
 }
 

@@ -34,7 +34,7 @@ using Lines = std::vector<std::string>;
 std::unique_ptr<QuorumPolicy> static_quorum(int k) {
   PolicyOptions options;
   options.entries.push_back(
-      {"k", {}, OptionValue{OptionValue::Kind::scalar, std::to_string(k), {}, {}}});
+      {"k", {}, OptionValue{OptionValue::Kind::scalar, std::to_string(k), {}, {}}, {}});
   auto made = PolicyRegistry::with_builtins().make_quorum("static", options);
   REQUIRE_MESSAGE(made.ok(), made.status().message());
   return std::move(*made);

@@ -121,7 +121,7 @@ TEST_CASE("Schedulers.Options.TheSectionSplitsItsKeysBetweenQueueAndPlacement") 
 TEST_CASE("Schedulers.Options.AFlagIsLocatedAtTheFlag") {
   const auto registry = PolicyRegistry::with_builtins();
   PolicyOptions options;
-  options.set({"grace", {"--grace"}, {OptionValue::Kind::scalar, "soon", {}, {"--grace"}}});
+  options.set({"grace", {"--grace"}, {OptionValue::Kind::scalar, "soon", {}, {"--grace"}}, {}});
   auto q = registry.make_queue("uwfq", options);
   REQUIRE_FALSE(q.ok());
   CHECK(q.status().message() ==
@@ -139,11 +139,12 @@ TEST_CASE("Schedulers.Options.OnlyPoliciesThatTakeAnOptionGetItFromASharedSet") 
   // chorus simulate --compare fifo,fair,... --weights: each policy takes what it declares.
   const auto registry = PolicyRegistry::with_builtins();
   PolicyOptions options;
-  OptionEntry weights{"weights", {"--weights"}, {}};
+  OptionEntry weights{"weights", {"--weights"}, {}, {}};
   weights.value.kind = OptionValue::Kind::map;
-  weights.value.items.push_back({"alice", {"--weights"}, {OptionValue::Kind::scalar, "2", {}, {}}});
+  weights.value.items.push_back(
+      {"alice", {"--weights"}, {OptionValue::Kind::scalar, "2", {}, {}}, {}});
   options.set(weights);
-  options.set({"grace", {"--grace"}, {OptionValue::Kind::scalar, "2s", {}, {}}});
+  options.set({"grace", {"--grace"}, {OptionValue::Kind::scalar, "2s", {}, {}}, {}});
   CHECK(registry.options_taken("fifo", "first-fit", options).empty());
   CHECK(registry.options_taken("fair", "first-fit", options).entries.size() == 1);
   CHECK(registry.options_taken("uwfq", "first-fit", options).entries.size() == 2);

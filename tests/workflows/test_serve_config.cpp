@@ -57,6 +57,26 @@ TEST_CASE("Workflows.ServeConfig.ReadsEverySection") {
   CHECK(c.group_limits.at("students").running_cores == 8);
 }
 
+TEST_CASE("Workflows.ServeConfig.PolicyOptionsAreKeptWithTheirPlaces") {
+  ServeConfig c = parsed(
+      "queue: uwfq\n"
+      "policy_options: {lane_cores: auto, grace: 2s, model: /m.json}\n");
+  REQUIRE(c.policy_options.entries.size() == 3);
+  const OptionEntry* lane = c.policy_options.find("lane_cores");
+  REQUIRE(lane != nullptr);
+  CHECK(lane->value.text == "auto");
+  CHECK(lane->key_at.format() == "serve.yaml:2:18");
+  CHECK(c.policy_options.find("grace")->value.text == "2s");
+  // Whose option each is, and whether its value is right, the policies say (tests/integration,
+  // Integration.Serve.ConfigErrorsAreLocated); here only the shape and the one key that has its
+  // own place in the config.
+  CHECK(has(error_of("policy_options: [lane_cores]\n"),
+            "serve.yaml:1:17: 'policy_options' must be a map"));
+  CHECK(has(error_of("policy_options: {weights: {alice: 2}}\n"),
+            "serve.yaml:1:18: 'weights' in 'policy_options': users' and groups' shares are the "
+            "top-level"));
+}
+
 TEST_CASE("Workflows.ServeConfig.EmptyFileIsTheDefaults") {
   ServeConfig c = parsed("# nothing yet\n");
   CHECK(c.queue.empty());
