@@ -113,7 +113,7 @@ void train(const TrainArgs& a) {
     for (TrainingRow& row : *r) rows.push_back(std::move(row));
   }
   ModelTrainOptions options;
-  options.train.target = a.target == "seconds" ? ModelTarget::seconds : ModelTarget::log_seconds;
+  options.train.target = *parse_model_target(a.target);  // checked by the option
   options.train.rounds = a.trees;
   options.train.max_depth = a.depth;
   options.train.eta = a.eta;
@@ -153,8 +153,10 @@ void add_model_command(CLI::App& app) {
                  "`chorus simulate --rows-out`; repeatable");
   tr->add_option("--state,--store", a->state_dir, "State folder (default: .chorus)");
   tr->add_option("-o,--output", a->output, "The model file to write")->required();
-  tr->add_option("--target", a->target, "What the trees fit: log_seconds (default) or seconds")
-      ->check(CLI::IsMember({"log_seconds", "seconds"}));
+  tr->add_option("--target", a->target,
+                 "What the trees fit: log_seconds (default), seconds, or log_ratio (the analytic "
+                 "estimate's error: log(seconds / analytic_s))")
+      ->check(CLI::IsMember({"log_seconds", "seconds", "log_ratio"}));
   tr->add_option("--trees", a->trees, "Boosting rounds (default 300)")
       ->check(CLI::Range(1, 100000));
   tr->add_option("--depth", a->depth, "Maximum tree depth (default 6)")->check(CLI::Range(1, 16));

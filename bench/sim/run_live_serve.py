@@ -251,13 +251,16 @@ def main():
         print("run_live_serve: needs root (it makes Unix accounts, and chorus serve runs each "
               "task as its submitter); nothing done")
         return 0
-    chorus = os.path.abspath(args.chorus)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     accounts = Accounts()
     work = tempfile.mkdtemp(prefix="chorus-live-serve-")
     os.chmod(work, 0o755)
     results = {}
     try:
+        # Its own copy: a rebuild while it runs would otherwise swap the binary under the
+        # submissions (seen: exec refused while the linker wrote it).
+        chorus = os.path.join(work, "chorus")
+        shutil.copy2(os.path.abspath(args.chorus), chorus)
         for mix in args.mixes.split(","):
             inst_path = os.path.join(work, mix + ".json")
             subprocess.run([chorus, "simulate", "-w", "gen:" + mix, "--scale", str(args.scale),

@@ -38,6 +38,7 @@ Result<TrainedFile> train_model(std::span<const TrainingRow> rows, const ModelTr
     const HoldoutError a = analytic_error(split.holdout);
     r.model_mae_s = m.mae_s;
     r.model_mape = m.mape;
+    r.model_scored = m.scored;
     r.analytic_scored = a.scored;
     r.analytic_mae_s = a.mae_s;
     r.analytic_mape = a.mape;

@@ -16,7 +16,8 @@ void Output::model_trained(const ModelTrainReport& r) const {
                              {"train", {{"rows", r.train_rows}, {"runs", r.train_runs}}},
                              {"holdout", {{"rows", r.holdout_rows}, {"runs", r.holdout_runs}}}};
     if (r.holdout_rows > 0) {
-      j["holdout"]["model"] = {{"mae_s", r.model_mae_s}, {"mape", r.model_mape}};
+      j["holdout"]["model"] = {
+          {"rows", r.model_scored}, {"mae_s", r.model_mae_s}, {"mape", r.model_mape}};
       j["holdout"]["analytic"] = {
           {"rows", r.analytic_scored}, {"mae_s", r.analytic_mae_s}, {"mape", r.analytic_mape}};
     }
@@ -34,8 +35,15 @@ void Output::model_trained(const ModelTrainReport& r) const {
   std::fprintf(out(),
                "split by run: %zu rows from %zu runs to fit, %zu rows from %zu runs held out\n",
                r.train_rows, r.train_runs, r.holdout_rows, r.holdout_runs);
-  std::fprintf(out(), "holdout: model MAE %.3g s, MAPE %.1f%%\n", r.model_mae_s,
-               r.model_mape * 100);
+  if (r.model_scored == r.holdout_rows) {
+    std::fprintf(out(), "holdout: model MAE %.3g s, MAPE %.1f%%\n", r.model_mae_s,
+                 r.model_mape * 100);
+  } else {
+    // log_ratio predicts nothing where there is no analytic estimate to correct: say on how
+    // many rows its figure stands, as for the analytic estimate's below.
+    std::fprintf(out(), "holdout: model MAE %.3g s, MAPE %.1f%% (%zu of %zu rows predicted)\n",
+                 r.model_mae_s, r.model_mape * 100, r.model_scored, r.holdout_rows);
+  }
   if (r.analytic_scored > 0) {
     std::fprintf(
         out(), "holdout: analytic estimate MAE %.3g s, MAPE %.1f%% (%zu of %zu rows computable)\n",

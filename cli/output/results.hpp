@@ -117,7 +117,7 @@ struct SimulationTable {
 // of the analytic estimate alone on the same held-out rows, and the file it wrote.
 struct ModelTrainReport {
   std::string output;  // the model file written
-  std::string target;  // "log_seconds" | "seconds"
+  std::string target;  // "log_seconds" | "seconds" | "log_ratio"
   std::size_t trees = 0;
   std::size_t rows = 0;
   std::size_t runs = 0;
@@ -127,6 +127,8 @@ struct ModelTrainReport {
   std::size_t holdout_runs = 0;
   double model_mae_s = 0;  // on the holdout (a model fitted on the training runs only)
   double model_mape = 0;   // a fraction
+  // Holdout rows the model could score (log_ratio: those with an analytic estimate to correct).
+  std::size_t model_scored = 0;
   std::size_t analytic_scored = 0;  // holdout rows the analytic estimate could score
   double analytic_mae_s = 0;
   double analytic_mape = 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_set>
@@ -194,7 +195,10 @@ struct Step {
 struct TreeModel::Impl {
   std::string path;
   std::vector<Step> steps;
-  bool log_target = true;
+  // How the trees' sum becomes seconds (the file's "target"): exp(sum), sum, or exp(sum) times
+  // the vector's analytic_s (log_ratio: the trees correct the analytic estimate).
+  enum class Output : std::uint8_t { log_seconds, seconds, log_ratio };
+  Output output = Output::log_seconds;
   float base_score = 0;
   std::vector<TreeRef> trees;
   std::vector<Split> splits;
@@ -354,13 +358,15 @@ Result<TreeModel> TreeModel::parse(std::string_view text, const std::string& pat
   impl->path = path;
   const auto target = j.find("target");
   if (target != j.end() && *target == "log_seconds") {
-    impl->log_target = true;
+    impl->output = Impl::Output::log_seconds;
   } else if (target != j.end() && *target == "seconds") {
-    impl->log_target = false;
+    impl->output = Impl::Output::seconds;
+  } else if (target != j.end() && *target == "log_ratio") {
+    impl->output = Impl::Output::log_ratio;
   } else {
     return invalid_argument(path + ": \"target\" is " +
                             (target == j.end() ? std::string("missing") : target->dump()) +
-                            ", expected \"log_seconds\" or \"seconds\"");
+                            ", expected \"log_seconds\", \"seconds\" or \"log_ratio\"");
   }
   const auto base = j.find("base_score");
   if (base == j.end() || !base->is_number()) {
@@ -429,7 +435,18 @@ double TreeModel::predict_s(const FeatureVector& x) const {
     }
     sum += n->value;
   }
-  return impl_->log_target ? std::exp(static_cast<double>(sum)) : static_cast<double>(sum);
+  switch (impl_->output) {
+    case Impl::Output::seconds:
+      return static_cast<double>(sum);
+    case Impl::Output::log_ratio: {
+      const float a = x[static_cast<std::size_t>(Feature::analytic_s)];
+      return a > 0 ? std::exp(static_cast<double>(sum)) * static_cast<double>(a)
+                   : std::numeric_limits<double>::quiet_NaN();
+    }
+    case Impl::Output::log_seconds:
+      break;
+  }
+  return std::exp(static_cast<double>(sum));
 }
 
 std::size_t TreeModel::tree_count() const {

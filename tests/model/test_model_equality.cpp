@@ -102,6 +102,9 @@ Compared compare(ModelTarget target) {
   Compared c;
   for (std::size_t i = 0; i < probe.size(); ++i) {
     const double ours = model->predict_s(probe[i]);
+    // log_ratio has no prediction where the row has no analytic estimate: both must say so.
+    REQUIRE(std::isnan(ours) == std::isnan((*theirs)[i]));
+    if (std::isnan(ours)) continue;
     const double diff = std::abs(ours - (*theirs)[i]);
     c.max_abs = std::max(c.max_abs, diff);
     c.max_rel = std::max(c.max_rel, diff / std::max(1.0, std::abs((*theirs)[i])));
@@ -124,6 +127,58 @@ TEST_CASE("Model.Equality.TreeModelEqualsXGBoostOn10kRowsSecondsTarget") {
   const Compared c = compare(ModelTarget::seconds);
   MESSAGE("seconds: max abs diff " << c.max_abs << " s, max rel " << c.max_rel);
   CHECK(c.max_rel <= 1e-5);
+}
+
+TEST_CASE("Model.Equality.TreeModelEqualsXGBoostOn10kRowsLogRatioTarget") {
+  const Compared c = compare(ModelTarget::log_ratio);
+  MESSAGE("log_ratio: max abs diff " << c.max_abs << " s, max rel " << c.max_rel);
+  CHECK(c.max_rel <= 1e-5);
+}
+
+// What log_ratio is for: with few rows, learn where the analytic estimate is off rather than the
+// whole time. Rows whose time is 1.5x their analytic estimate when the node's CPU share is low
+// (below 0.5), and equal to it otherwise: 60 rows teach the ratio, not the time's shape.
+TEST_CASE("Model.Training.LogRatioLearnsTheAnalyticEstimatesBiasFromFewRows") {
+  auto biased = [](std::vector<TrainingRow> rows) {
+    for (TrainingRow& r : rows) {
+      FeatureVector& x = r.features;
+      float& a = x[static_cast<std::size_t>(Feature::analytic_s)];
+      float& share = x[static_cast<std::size_t>(Feature::cpu_share)];
+      if (std::isnan(a)) a = 1;
+      if (std::isnan(share)) share = 1;
+      r.seconds = a * (share < 0.5f ? 1.5 : 1.0);
+    }
+    return rows;
+  };
+  const std::vector<TrainingRow> train = biased(synthetic_rows(60, 5));
+  const std::vector<TrainingRow> test = biased(synthetic_rows(2'000, 6));
+  auto mape = [&](ModelTarget target) {
+    TrainOptions options;
+    options.target = target;
+    options.rounds = 100;
+    options.max_depth = 3;
+    auto trained = XgbModel::train(train, options);
+    REQUIRE_MESSAGE(trained.ok(), trained.status().message());
+    auto model = TreeModel::parse(*trained->model_file({60, 7, "x"}), "m.json");
+    REQUIRE(model.ok());
+    double sum = 0;
+    for (const TrainingRow& r : test) sum += std::abs(model->predict_s(r.features) / r.seconds - 1);
+    return sum / static_cast<double>(test.size());
+  };
+  const double ratio = mape(ModelTarget::log_ratio);
+  const double whole = mape(ModelTarget::log_seconds);
+  MESSAGE("MAPE on held-out rows: log_ratio " << ratio << ", log_seconds " << whole);
+  CHECK(ratio < 0.05);
+  CHECK(ratio < whole / 4);
+
+  // Nothing to correct: refused, saying which target would do.
+  std::vector<TrainingRow> none = synthetic_rows(10, 3);
+  for (TrainingRow& r : none) r.features[static_cast<std::size_t>(Feature::analytic_s)] = kNaN;
+  TrainOptions options;
+  options.target = ModelTarget::log_ratio;
+  auto refused = XgbModel::train(none, options);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("--target log_seconds") != std::string::npos);
 }
 
 TEST_CASE("Model.Training.SameRowsAndSeedGiveTheSameFile") {

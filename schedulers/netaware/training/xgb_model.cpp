@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace chorus {
@@ -49,7 +50,22 @@ std::string number(double v) {
 }  // namespace
 
 std::string_view to_string(ModelTarget target) {
-  return target == ModelTarget::log_seconds ? "log_seconds" : "seconds";
+  switch (target) {
+    case ModelTarget::log_seconds:
+      return "log_seconds";
+    case ModelTarget::seconds:
+      return "seconds";
+    case ModelTarget::log_ratio:
+      return "log_ratio";
+  }
+  return "log_seconds";
+}
+
+std::optional<ModelTarget> parse_model_target(std::string_view text) {
+  for (ModelTarget t : {ModelTarget::log_seconds, ModelTarget::seconds, ModelTarget::log_ratio}) {
+    if (text == to_string(t)) return t;
+  }
+  return std::nullopt;
 }
 
 struct XgbModel::Impl {
@@ -82,10 +98,21 @@ Result<XgbModel> XgbModel::train(std::span<const TrainingRow> rows, const TrainO
       return invalid_argument("training row " + std::to_string(i + 1) + " (run " + rows[i].run +
                               "): seconds must be positive and finite, got " + number(s));
     }
+    double t = s;
+    if (options.target == ModelTarget::log_seconds) t = std::log(s);
+    if (options.target == ModelTarget::log_ratio) {
+      const double a = rows[i].features[static_cast<std::size_t>(Feature::analytic_s)];
+      if (!(a > 0) || !std::isfinite(a)) continue;  // no estimate to correct
+      t = std::log(s / a);
+    }
     x.push_back(rows[i].features);
-    const double t = options.target == ModelTarget::log_seconds ? std::log(s) : s;
     y.push_back(static_cast<float>(t));
     sum += t;
+  }
+  if (y.empty()) {
+    return invalid_argument(
+        "no training row has an analytic estimate (analytic_s), which the "
+        "log_ratio target corrects; use --target log_seconds");
   }
   // Quiet: XGBoost's warnings would go to our stderr in the middle of a command's output.
   XGBSetGlobalConfig(R"({"verbosity": 0})");
@@ -140,7 +167,13 @@ Result<std::vector<double>> XgbModel::predict_s(std::span<const FeatureVector> r
   out.reserve(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const double raw = result[i];
-    out.push_back(impl_->target == ModelTarget::log_seconds ? std::exp(raw) : raw);
+    double s = raw;
+    if (impl_->target == ModelTarget::log_seconds) s = std::exp(raw);
+    if (impl_->target == ModelTarget::log_ratio) {
+      const double a = rows[i][static_cast<std::size_t>(Feature::analytic_s)];
+      s = a > 0 ? std::exp(raw) * a : std::numeric_limits<double>::quiet_NaN();
+    }
+    out.push_back(s);
   }
   return out;
 }

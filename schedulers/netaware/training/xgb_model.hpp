@@ -7,14 +7,22 @@
 //
 // The model file (JSON):
 //   {"format": "chorus-jct-model", "version": 1, "features": [feature_names()...],
-//    "target": "log_seconds" | "seconds", "base_score": <float>, "trees": [<XGBoost's JSON dump
-//    of each tree, stats off>], "trained_on": {"rows", "runs", "created"}}
+//    "target": "log_seconds" | "seconds" | "log_ratio", "base_score": <float>, "trees": [<XGBoost's
+//    JSON dump of each tree, stats off>], "trained_on": {"rows", "runs", "created"}}
 // A prediction is float(base_score) + the float sum of one leaf per tree, in tree order (as
-// XGBoost's CPU predictor adds them), then exp() for log_seconds.
+// XGBoost's CPU predictor adds them), then exp() for log_seconds, and exp() times the row's
+// analytic_s for log_ratio.
+//
+// log_ratio fits log(seconds / analytic_s): the trees learn the analytic estimate's error, in
+// ratio, instead of the whole time. With few rows (a bed's 200) trees cannot rebuild a smooth
+// function of bytes, rates and CPU that the analytic estimate already is; they can learn where it
+// is biased. Rows without an analytic estimate (NaN or not positive) are left out of the fit, and
+// such a row's prediction is NaN (the policy then has no estimate for it, as without a model).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,8 +32,10 @@
 
 namespace chorus {
 
-enum class ModelTarget : std::uint8_t { log_seconds, seconds };
+enum class ModelTarget : std::uint8_t { log_seconds, seconds, log_ratio };
 std::string_view to_string(ModelTarget target);
+// "log_seconds", "seconds", "log_ratio"; nullopt for anything else.
+std::optional<ModelTarget> parse_model_target(std::string_view text);
 
 struct TrainOptions {
   ModelTarget target = ModelTarget::log_seconds;
@@ -49,8 +59,9 @@ class XgbModel {
   XgbModel(XgbModel&&) noexcept;
   XgbModel& operator=(XgbModel&&) noexcept;
 
-  // Errors: invalid_argument for no rows or a row whose seconds is not positive and finite;
-  // internal with XGBoost's own message when the library refuses.
+  // Errors: invalid_argument for no rows, a row whose seconds is not positive and finite, or
+  // (log_ratio) no row with an analytic estimate; internal with XGBoost's own message when the
+  // library refuses.
   static Result<XgbModel> train(std::span<const TrainingRow> rows, const TrainOptions& options);
 
   // XGBoost's own predictions (XGBoosterPredictFromDMatrix), in seconds (exp() of the raw output
