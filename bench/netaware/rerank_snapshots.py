@@ -20,7 +20,8 @@ Estimators, each from the journaled features alone:
   ablations, each without one of its three terms: `- capacity cap` (the probe alone as the
   rate), `- tcp rtt` (slow start ramps at the PING's round trip), `- cfs` (CPU / share);
   they need snapshots with the features of 2026-12-04 (rx_cap_mbps, tcp_rtt_from_ms, ...);
-- `model`: --model evaluated in Python (doubles; approximate at split thresholds).
+- `model`: --model evaluated in Python (doubles; approximate at split thresholds); a log_ratio
+  model multiplies the candidate's journaled analytic_s.
 """
 import argparse
 import json
@@ -107,6 +108,9 @@ def model_estimator(model):
 
     def predict(x):
         m = model["base_score"] + sum(walk(t, x) for t in model["trees"])
+        if model["target"] == "log_ratio":  # the analytic estimate corrected
+            a = x.get("analytic_s")
+            return math.exp(m) * a if a is not None and a > 0 else None
         return math.exp(m) if model["target"] == "log_seconds" else m
     return predict
 
