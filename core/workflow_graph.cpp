@@ -1,7 +1,9 @@
 #include "core/workflow_graph.hpp"
 
 #include <algorithm>
-#include <unordered_set>
+#include <cstdint>
+#include <functional>
+#include <string_view>
 
 namespace chorus {
 
@@ -15,23 +17,55 @@ std::vector<std::vector<TaskId>> dependents_of(const WorkflowGraph& graph) {
   return out;
 }
 
+namespace {
+
+// The names of a graph's tasks, for the uniqueness check: open addressing over task indices in a
+// power-of-two table at most half full, so a million-task graph costs one allocation rather
+// than a node per name (std::unordered_set's), which was most of validate_graph's time
+// (bench/function_tasks.py).
+class NameSet {
+ public:
+  explicit NameSet(const std::vector<TaskSpec>& tasks) : tasks_(tasks) {
+    std::size_t size = 16;
+    while (size < 2 * tasks.size()) size *= 2;
+    slots_.assign(size, kEmpty);
+  }
+  // False when a task of that name is in already.
+  bool insert(std::uint32_t task) {
+    const std::string_view name = tasks_[task].name;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
+      if (slots_[i] == kEmpty) {
+        slots_[i] = task;
+        return true;
+      }
+      if (tasks_[slots_[i]].name == name) return false;
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  const std::vector<TaskSpec>& tasks_;
+  std::vector<std::uint32_t> slots_;
+};
+
+}  // namespace
+
 Status validate_graph(const WorkflowGraph& graph) {
   const auto n = graph.tasks.size();
-  std::unordered_set<std::string_view> names;
-  names.reserve(n);
+  const auto services = graph.services.size();
+  NameSet names(graph.tasks);
+  // One pass over the tasks (each TaskSpec is several cache lines).
   for (std::size_t i = 0; i < n; ++i) {
     const auto& t = graph.tasks[i];
     if (t.id != i) return internal_error("task '" + t.name + "' has a wrong id");
     if (t.name.empty()) return invalid_argument("task #" + std::to_string(i) + " has no name");
-    if (!names.insert(t.name).second)
+    if (!names.insert(static_cast<std::uint32_t>(i)))
       return invalid_argument("duplicate task name '" + t.name + "'");
     for (TaskId d : t.after) {
       if (d >= n) return invalid_argument("task '" + t.name + "' depends on an unknown task");
       if (d == i) return invalid_argument("task '" + t.name + "' depends on itself");
     }
-  }
-  const auto services = graph.services.size();
-  for (const auto& t : graph.tasks) {
     for (ServiceId u : t.uses) {
       if (u >= services) return invalid_argument("task '" + t.name + "' uses an unknown service");
     }
