@@ -24,8 +24,53 @@ class DocumentWalk {
  public:
   DocumentWalk(std::uint64_t max_bytes, DiagnosticList& diags) : max_(max_bytes), diags_(diags) {}
 
-  // False when the walk must stop (over budget or a cycle); NUL reports do not stop it.
-  bool visit(const YAML::Node& node) {
+  // False when the walk must stop (over budget or a cycle); NUL reports do not stop it. The walk
+  // keeps its own stack of open containers instead of recursing: the depth it allows (kMaxDepth,
+  // which aliases can reach) would overflow a thread's stack where frames are large (seen under
+  // AddressSanitizer, on "tasks: &t [*t]").
+  bool walk(const YAML::Node& root) {
+    if (!enter(root)) return false;
+    while (!open_.empty()) {
+      Open& o = open_.back();
+      if (o.it == o.end) {
+        if (o.key != 0 && total_ - o.start >= kRememberBytes)
+          remembered_.emplace(o.key, total_ - o.start);
+        open_.pop_back();
+        continue;
+      }
+      // The child is taken and the position advanced before enter(), which may push a frame
+      // (and move `o`). Copy-constructed, never assigned: assigning to a YAML::Node that refers
+      // to a node would rewrite that node in the document.
+      const YAML::Node child = next_child(o);
+      if (!enter(child)) return false;
+    }
+    return true;
+  }
+
+ private:
+  // A container being walked: where its children are, and the bytes counted when it opened.
+  struct Open {
+    YAML::Node node;
+    YAML::const_iterator it, end;
+    bool map = false;
+    bool value_next = false;  // a map: the current entry's key was visited, its value is next
+    std::uint64_t key = 0;    // identity()
+    std::uint64_t start = 0;
+  };
+
+  static YAML::Node next_child(Open& o) {
+    if (!o.map) return *o.it++;
+    if (!o.value_next) {
+      o.value_next = true;
+      return o.it->first;
+    }
+    o.value_next = false;
+    return (o.it++)->second;
+  }
+
+  // Counts `node`; a scalar is checked at once, a container opened (its children are walked by
+  // walk()). False when the walk must stop.
+  bool enter(const YAML::Node& node) {
     total_ += kNodeBytes;
     last_ = position_of(node, last_);
     if (node.IsScalar()) {
@@ -43,24 +88,12 @@ class DocumentWalk {
       if (total_ > max_) return over_budget(node, 0);
       return true;  // its scalars were checked on the first visit
     }
-    if (path_.size() >= kMaxDepth) return too_deep(node);
-    path_.push_back(node);
-    const std::uint64_t start = total_ - kNodeBytes;
-    bool ok = true;
-    if (node.IsMap()) {
-      for (auto it = node.begin(); ok && it != node.end(); ++it) {
-        ok = visit(it->first) && visit(it->second);
-      }
-    } else {
-      for (auto it = node.begin(); ok && it != node.end(); ++it) ok = visit(*it);
-    }
-    path_.pop_back();
-    if (ok && key != 0 && total_ - start >= kRememberBytes)
-      remembered_.emplace(key, total_ - start);
-    return ok;
+    if (open_.size() >= kMaxDepth) return too_deep(node);
+    const YAML::Node& n = node;
+    open_.push_back({n, n.begin(), n.end(), n.IsMap(), false, key, total_ - kNodeBytes});
+    return true;
   }
 
- private:
   // Which node this is: aliases share their anchor's node, and with it its mark. Two distinct
   // containers share a mark only when one is a flow collection that is the other's first key
   // (`{a: 1}: x`), which the style tells apart. 0: no mark (never remembered).
@@ -86,7 +119,7 @@ class DocumentWalk {
 
   bool too_deep(const YAML::Node& node) {
     bool cycle = false;
-    for (const YAML::Node& open : path_) cycle = cycle || open.is(node);
+    for (const Open& open : open_) cycle = cycle || open.node.is(node);
     diags_.add(position_of(node),
                cycle ? std::string("this node contains an alias of itself (an alias inside the "
                                    "anchored node): the workflow would be infinite")
@@ -109,8 +142,8 @@ class DocumentWalk {
   std::uint64_t max_;
   DiagnosticList& diags_;
   std::uint64_t total_ = 0;
-  Position last_{1, 1};           // of the last node that had one (null nodes have none)
-  std::vector<YAML::Node> path_;  // the containers being walked
+  Position last_{1, 1};     // of the last node that had one (null nodes have none)
+  std::vector<Open> open_;  // the containers being walked, outermost first
   std::unordered_map<std::uint64_t, std::uint64_t> remembered_;  // identity -> expanded bytes
 };
 
@@ -119,7 +152,7 @@ class DocumentWalk {
 bool check_document(const YAML::Node& root, std::uint64_t max_bytes, DiagnosticList& diags) {
   const std::size_t before = diags.reports();
   DocumentWalk walk(max_bytes, diags);
-  walk.visit(root);
+  walk.walk(root);
   return diags.reports() == before;
 }
 
