@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
 
 #include "runtime/store/state_store.hpp"
 #include "runtime/transport/local_socket.hpp"
@@ -534,6 +536,41 @@ TEST_CASE("Integration.Serve.ConfigErrorsAreLocated") {
   CHECK(r.exit_code == 2);
   CHECK_MESSAGE(r.err.find("serve.yaml:2:30:") != std::string::npos, r.err);
   CHECK(!std::filesystem::exists(std::filesystem::path(dir / "state") / "serve.sock"));
+}
+
+// serve.yaml's policy_options reach the instance's queue: with uwfq's short-job lane (one core
+// kept from a long job's tasks) a short job submitted while a long one fills the cores starts at
+// once; without it, it waits for the first long task to end. The same two submissions under
+// both instances, so the difference is the option's.
+TEST_CASE("Integration.Serve.PolicyOptionsReachTheQueueTheLaneKeepsACoreForAShortJob") {
+  if (!root_or_skip()) return;
+  auto short_job_delay = [](const std::string& options) {
+    TempDir dir;
+    write_file(dir / "serve.yaml", "queue: uwfq\ncores: 4\n" + options);
+    Served served(dir, {"--config", dir / "serve.yaml"});
+    write_file(dir / "long.yaml",
+               "name: long\ntasks:\n  - name: part\n    foreach: {i: \"range(0, 8)\"}\n"
+               "    command: [sleep, \"4\"]\n    estimate: 4s\n    job: long\n");
+    write_file(dir / "short.yaml",
+               "name: short\ntasks:\n  - name: quick\n    command: \"date +%s.%N > started\"\n"
+               "    estimate: 0.1s\n    job: short\n");
+    auto a = as_root(served, {"submit", "long.yaml"}, dir.path());
+    REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double submitted =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto b = as_root(served, {"submit", "short.yaml"}, dir.path());
+    REQUIRE_MESSAGE(b.exit_code == 0, b.err);
+    REQUIRE_MESSAGE(eventually([&] { return std::filesystem::exists(dir / "started"); }, 30),
+                    served.log());
+    return std::stod(read_file(dir / "started")) - submitted;
+  };
+  const double with_lane = short_job_delay("policy_options: {lane_cores: 1, lane_work: 5}\n");
+  const double without = short_job_delay("");
+  MESSAGE("short job started " << with_lane << " s after its submission with the lane, " << without
+                               << " s without");
+  CHECK(with_lane < 1.5);
+  CHECK(without > 2.5);  // the long tasks (4 s) started 0.5 s before it held every core
 }
 
 TEST_CASE("Integration.Serve.StatusWatchFollowsARunAndCancelWaitsForItsEnd") {
