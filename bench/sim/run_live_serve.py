@@ -236,6 +236,10 @@ def compare(records, live):
     return out
 
 
+def _interrupted(signum, _frame):
+    raise KeyboardInterrupt(signum)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chorus", default=os.path.join(ROOT, "build", "bin", "chorus"))
@@ -251,7 +255,10 @@ def main():
         print("run_live_serve: needs root (it makes Unix accounts, and chorus serve runs each "
               "task as its submitter); nothing done")
         return 0
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # Ctrl-C and SIGTERM end the run through the cleanup below (SIGINT set explicitly: a shell
+    # that starts the script in the background leaves it ignored).
+    signal.signal(signal.SIGINT, _interrupted)
+    signal.signal(signal.SIGTERM, _interrupted)
     accounts = Accounts()
     work = tempfile.mkdtemp(prefix="chorus-live-serve-")
     os.chmod(work, 0o755)
@@ -308,4 +315,9 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("run_live_serve: interrupted; the accounts, instances and folders it made are removed",
+              file=sys.stderr)
+        sys.exit(130)
