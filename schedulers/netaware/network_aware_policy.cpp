@@ -147,13 +147,20 @@ void NetworkAwarePolicy::score_all(const TaskSpec& task, std::span<const NodeVie
     }
   }
   // The prefiltered nodes: the model's prediction where the snapshot is fresh, the analytic
-  // estimate where it is stale.
+  // estimate where it is stale. A model with no prediction (a log_ratio model where the
+  // estimate is 0: nothing to correct) leaves the node behind the predicted ones, ranked by its
+  // analytic estimate as set above: never a NaN score.
   for (std::size_t h = 0; h < held; ++h) {
     const auto [a, i] = heap[h];
     Basis basis;
     double age;
     (void)analytic(task, *nodes[i], now, f, basis, age);
-    scores[i] = basis == Basis::analytic ? -model->predict_s(f) : -a;
+    if (basis != Basis::analytic) {
+      scores[i] = -a;
+      continue;
+    }
+    const double predicted = model->predict_s(f);
+    if (std::isfinite(predicted)) scores[i] = -predicted;
   }
 }
 
@@ -186,7 +193,12 @@ bool NetworkAwarePolicy::explain(const TaskSpec& task, std::span<const NodeView*
     const int tier = tier_of(scores[i]);
     e.predicted_s = tier == 0 ? -scores[i] : tier == 1 ? -(scores[i] + kTier) : kNaN;
     if (c == 0) {
-      if (basis != Basis::fallback && tier == 1) basis = Basis::outside;
+      if (basis != Basis::fallback && tier == 1) {
+        basis = basis == Basis::analytic && options_.model != nullptr &&
+                        !std::isfinite(options_.model->predict_s(e.features))
+                    ? Basis::unpredicted
+                    : Basis::outside;
+      }
       if (basis == Basis::analytic && options_.model != nullptr && tier == 0) basis = Basis::model;
       describe_basis(task, *nodes[i], basis, age, e.features, out.basis);
     }
@@ -212,6 +224,9 @@ void NetworkAwarePolicy::describe_basis(const TaskSpec& task, const NodeView& no
       return;
     case Basis::outside:
       out.assign("analytic (outside the model's prefilter)");
+      return;
+    case Basis::unpredicted:
+      out.assign("analytic (the model predicts nothing here: no estimate to correct)");
       return;
     case Basis::fallback:
       break;

@@ -57,11 +57,13 @@ class NetworkAwarePolicy final : public PlacementPolicy {
 
   // How a node's estimate was made.
   enum class Basis : std::uint8_t {
-    model,     // the model's prediction (fresh telemetry, in the prefilter)
-    analytic,  // the analytic estimate from a fresh snapshot
-    stale,     // the analytic estimate from a stale snapshot (older than max_age)
-    outside,   // the analytic estimate, not in the model's prefilter (ranks behind it)
-    fallback,  // no estimate: least-allocated order behind every estimated node
+    model,        // the model's prediction (fresh telemetry, in the prefilter)
+    analytic,     // the analytic estimate from a fresh snapshot
+    stale,        // the analytic estimate from a stale snapshot (older than max_age)
+    outside,      // the analytic estimate, not in the model's prefilter (ranks behind it)
+    unpredicted,  // the analytic estimate: the model has no prediction there (log_ratio, no
+                  // estimate to correct); ranks behind the predicted nodes
+    fallback,     // no estimate: least-allocated order behind every estimated node
   };
 
   explicit NetworkAwarePolicy(Options options) : options_(std::move(options)) {}

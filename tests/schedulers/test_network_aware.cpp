@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -91,6 +92,23 @@ std::string write_rx_model() {
                 {"trees", json::array({tree})},
                 {"trained_on", {{"rows", 0}, {"runs", 0}, {"created", "test"}}}};
   const std::string path = temp_path("rx-model.json");
+  std::ofstream(path) << model.dump();
+  return path;
+}
+
+// A log_ratio model of one leaf: every prediction is the analytic estimate times `factor`.
+std::string write_ratio_model(double factor) {
+  using nlohmann::json;
+  json names = json::array();
+  for (std::string_view n : feature_names()) names.push_back(std::string(n));
+  json model = {{"format", "chorus-jct-model"},
+                {"version", 1},
+                {"features", names},
+                {"target", "log_ratio"},
+                {"base_score", 0},
+                {"trees", json::array({{{"nodeid", 0}, {"leaf", std::log(factor)}}})},
+                {"trained_on", {{"rows", 0}, {"runs", 0}, {"created", "test"}}}};
+  const std::string path = temp_path("ratio-model.json");
   std::ofstream(path) << model.dump();
   return path;
 }
@@ -257,6 +275,37 @@ TEST_CASE("Schedulers.NetworkAware.ModelRanksThePrefilteredNodes") {
     CHECK(p.node == 2);
     CHECK(step.explanation()->basis == "model " + path);
   }
+  std::filesystem::remove(path);
+}
+
+// A log_ratio model corrects the analytic estimate; where there is none to correct (a task that
+// moves nothing and declares no CPU: an estimate of 0 s) it predicts nothing, and those nodes
+// rank by their analytic estimate behind the predicted ones, never with a NaN score.
+TEST_CASE("Schedulers.NetworkAware.ALogRatioModelWithoutAnEstimateToCorrectFallsBack") {
+  const std::string path = write_ratio_model(2);
+  ClusterState c(nodes_of(3));
+  report(c, 0, 10);
+  report(c, 1, 200);
+  report(c, 2, 50);
+  auto policy = make("network-aware", {option("model", path)});
+  REQUIRE_MESSAGE(policy.ok(), policy.status().message());
+  PlacementStep step(**policy);
+  CHECK(step.place(fetch_task(), c, kNow).node == 1);
+  REQUIRE(step.explanation() != nullptr);
+  CHECK(step.explanation()->basis == "model " + path);
+  const double fast = step.explanation()->candidates[0].predicted_s;
+  CHECK(fast == doctest::Approx(2 * (100e6 / (200e6 / 8) + 1)).epsilon(0.05));
+
+  TaskSpec nothing;
+  nothing.id = 8;
+  nothing.name = "idle";
+  const Placement p = step.place(nothing, c, kNow);
+  CHECK(p.node >= 0);
+  REQUIRE(step.explanation() != nullptr);
+  for (const ExplainedCandidate& e : step.explanation()->candidates)
+    CHECK_FALSE(std::isnan(e.predicted_s));
+  CHECK(step.explanation()->basis ==
+        "analytic (the model predicts nothing here: no estimate to correct)");
   std::filesystem::remove(path);
 }
 
