@@ -192,13 +192,43 @@ struct Step {
   std::uint32_t count = 1;  // kBlock: a block; 1: one tree
 };
 
+std::string_view to_string(ModelTarget target) {
+  switch (target) {
+    case ModelTarget::log_seconds:
+      return "log_seconds";
+    case ModelTarget::seconds:
+      return "seconds";
+    case ModelTarget::log_ratio:
+      return "log_ratio";
+  }
+  return "log_seconds";
+}
+
+std::optional<ModelTarget> parse_model_target(std::string_view text) {
+  for (ModelTarget t : {ModelTarget::log_seconds, ModelTarget::seconds, ModelTarget::log_ratio}) {
+    if (text == to_string(t)) return t;
+  }
+  return std::nullopt;
+}
+
+double seconds_from(ModelTarget target, double raw, const FeatureVector& x) {
+  switch (target) {
+    case ModelTarget::seconds:
+      return raw;
+    case ModelTarget::log_ratio: {
+      const double a = x[static_cast<std::size_t>(Feature::analytic_s)];
+      return a > 0 ? std::exp(raw) * a : std::numeric_limits<double>::quiet_NaN();
+    }
+    case ModelTarget::log_seconds:
+      break;
+  }
+  return std::exp(raw);
+}
+
 struct TreeModel::Impl {
   std::string path;
   std::vector<Step> steps;
-  // How the trees' sum becomes seconds (the file's "target"): exp(sum), sum, or exp(sum) times
-  // the vector's analytic_s (log_ratio: the trees correct the analytic estimate).
-  enum class Output : std::uint8_t { log_seconds, seconds, log_ratio };
-  Output output = Output::log_seconds;
+  ModelTarget target = ModelTarget::log_seconds;
   float base_score = 0;
   std::vector<TreeRef> trees;
   std::vector<Split> splits;
@@ -357,12 +387,11 @@ Result<TreeModel> TreeModel::parse(std::string_view text, const std::string& pat
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   const auto target = j.find("target");
-  if (target != j.end() && *target == "log_seconds") {
-    impl->output = Impl::Output::log_seconds;
-  } else if (target != j.end() && *target == "seconds") {
-    impl->output = Impl::Output::seconds;
-  } else if (target != j.end() && *target == "log_ratio") {
-    impl->output = Impl::Output::log_ratio;
+  std::optional<ModelTarget> parsed;
+  if (target != j.end() && target->is_string())
+    parsed = parse_model_target(target->get<std::string>());
+  if (parsed) {
+    impl->target = *parsed;
   } else {
     return invalid_argument(path + ": \"target\" is " +
                             (target == j.end() ? std::string("missing") : target->dump()) +
@@ -435,18 +464,7 @@ double TreeModel::predict_s(const FeatureVector& x) const {
     }
     sum += n->value;
   }
-  switch (impl_->output) {
-    case Impl::Output::seconds:
-      return static_cast<double>(sum);
-    case Impl::Output::log_ratio: {
-      const float a = x[static_cast<std::size_t>(Feature::analytic_s)];
-      return a > 0 ? std::exp(static_cast<double>(sum)) * static_cast<double>(a)
-                   : std::numeric_limits<double>::quiet_NaN();
-    }
-    case Impl::Output::log_seconds:
-      break;
-  }
-  return std::exp(static_cast<double>(sum));
+  return seconds_from(impl_->target, static_cast<double>(sum), x);
 }
 
 std::size_t TreeModel::tree_count() const {

@@ -8,13 +8,27 @@
 // features than feature_names() lists, with an error naming the file.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/status.hpp"
 #include "schedulers/netaware/features.hpp"
 
 namespace chorus {
+
+// What a model's trees fit (the file's "target"), and so how their sum becomes seconds:
+// log_seconds exp(sum); seconds the sum; log_ratio exp(sum) times the row's analytic_s (the trees
+// correct the analytic estimate; no prediction, NaN, where it is not positive).
+enum class ModelTarget : std::uint8_t { log_seconds, seconds, log_ratio };
+std::string_view to_string(ModelTarget target);
+// "log_seconds", "seconds", "log_ratio"; nullopt for anything else.
+std::optional<ModelTarget> parse_model_target(std::string_view text);
+// Seconds from the trees' raw sum for the row `x`: the one place the targets' meaning lives
+// (TreeModel and the trainer's XGBoost predictions both use it).
+double seconds_from(ModelTarget target, double raw, const FeatureVector& x);
 
 class TreeModel {
  public:

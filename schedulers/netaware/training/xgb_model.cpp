@@ -49,25 +49,6 @@ std::string number(double v) {
 
 }  // namespace
 
-std::string_view to_string(ModelTarget target) {
-  switch (target) {
-    case ModelTarget::log_seconds:
-      return "log_seconds";
-    case ModelTarget::seconds:
-      return "seconds";
-    case ModelTarget::log_ratio:
-      return "log_ratio";
-  }
-  return "log_seconds";
-}
-
-std::optional<ModelTarget> parse_model_target(std::string_view text) {
-  for (ModelTarget t : {ModelTarget::log_seconds, ModelTarget::seconds, ModelTarget::log_ratio}) {
-    if (text == to_string(t)) return t;
-  }
-  return std::nullopt;
-}
-
 struct XgbModel::Impl {
   BoosterHandle booster = nullptr;
   ModelTarget target = ModelTarget::log_seconds;
@@ -166,14 +147,7 @@ Result<std::vector<double>> XgbModel::predict_s(std::span<const FeatureVector> r
   }
   out.reserve(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const double raw = result[i];
-    double s = raw;
-    if (impl_->target == ModelTarget::log_seconds) s = std::exp(raw);
-    if (impl_->target == ModelTarget::log_ratio) {
-      const double a = rows[i][static_cast<std::size_t>(Feature::analytic_s)];
-      s = a > 0 ? std::exp(raw) * a : std::numeric_limits<double>::quiet_NaN();
-    }
-    out.push_back(s);
+    out.push_back(seconds_from(impl_->target, result[i], rows[i]));
   }
   return out;
 }

@@ -22,20 +22,15 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/status.hpp"
 #include "schedulers/netaware/training/training_row.hpp"
+#include "schedulers/netaware/tree_model.hpp"  // ModelTarget
 
 namespace chorus {
-
-enum class ModelTarget : std::uint8_t { log_seconds, seconds, log_ratio };
-std::string_view to_string(ModelTarget target);
-// "log_seconds", "seconds", "log_ratio"; nullopt for anything else.
-std::optional<ModelTarget> parse_model_target(std::string_view text);
 
 struct TrainOptions {
   ModelTarget target = ModelTarget::log_seconds;
