@@ -26,8 +26,7 @@ std::vector<OptionSpec> DbwPlus::option_specs() {
           {"grace", OptionKind::number},   {"noise", OptionKind::number},
           {"l_floor", OptionKind::number}, {"l_scale", OptionKind::number},
           {"impute", OptionKind::number},  {"step", OptionKind::number},
-          {"worth", OptionKind::number},   {"hold", OptionKind::number},
-          {"noise_l", OptionKind::number}};
+          {"worth", OptionKind::number}};
 }
 
 Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
@@ -45,8 +44,6 @@ Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
   c.impute = quorum_number(args, "impute", c.impute ? 1 : 0, {0, 1, false, true}) == 1;
   c.step = static_cast<int>(quorum_number(args, "step", c.step, {0, 1e6, true}));
   c.worth = quorum_number(args, "worth", c.worth, {0, 1});
-  c.hold = quorum_number(args, "hold", c.hold, {0, 1});
-  c.noise_l = quorum_number(args, "noise_l", c.noise_l ? 1 : 0, {0, 1, false, true}) == 1;
   return std::unique_ptr<QuorumPolicy>(std::make_unique<DbwQuorum>(c));
 }
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "schedulers/quorum/quorum_options.hpp"
 
@@ -52,26 +50,17 @@ void DbwQuorum::begin(const RoundStart& round) {
     g2 = std::isnan(g2_) ? 0 : g2_;
     v = std::isnan(v_) ? 0 : v_;
   }
-  const bool have_ln = config_.noise_l && !std::isnan(ln_) && ln_ > 0;
-  model_ = have_ln ? ProgressModel::of(eta, L, g2, v, ln_ * config_.l_scale)
-                   : ProgressModel::of(eta, L, g2, v);
+  model_ = ProgressModel::of(eta, L, g2, v);
 
   const int k_least = std::min(config_.k_min, n_);
   int best_k = n_;
   double best = 0;
-  double last_rate = 0;
   for (int k = k_least; k <= n_; ++k) {
     const double rate = model_.at(k) / std::max(window_.mean_order_stat(k), kTiny);
-    if (k == last_plan_) last_rate = rate;
     if (rate > best) {
       best = rate;
       best_k = k;
     }
-  }
-  if (config_.hold > 0 && last_plan_ >= k_least && last_plan_ <= n_ && last_rate > 0 &&
-      last_rate >= (1 - config_.hold) * best) {
-    best_k = last_plan_;
-    best = last_rate;
   }
   if (config_.step > 0 && last_plan_ > 0)
     best_k = std::clamp(best_k, std::max(k_least, last_plan_ - config_.step),
@@ -162,10 +151,6 @@ QuorumVerdict DbwQuorum::decide(double now, bool from_tick) {
 void DbwQuorum::end(const RoundEnd& round) {
   window_.add_round(round.arrivals, round.start, round.closed_at, order_);
   update_estimates();
-  // EXPERIMENT only (not pure; reverted with the rest): the pooled step and noise curvatures
-  // per round, for the ratio docs/quorum-policies.md quotes.
-  if (std::getenv("CHORUS_DBW_TRACE") != nullptr)
-    std::fprintf(stderr, "LN %d %g %g\n", round.round, l_, ln_);
   deadline_ = kNever;
 }
 
@@ -174,9 +159,7 @@ void DbwQuorum::update_estimates() {
   stats_seen_ = true;
   const double v_round = moments_.variance();
   const double curvature = moments_.curvature();
-  const double noise_curvature = moments_.noise_curvature();
   if (!config_.pooled) {
-    if (!std::isnan(noise_curvature)) ln_ = noise_curvature;
     // The paper's reading: the last round's estimates; V kept from an earlier round when this
     // one had a single result.
     if (!std::isnan(v_round)) v_ = v_round;
@@ -200,11 +183,6 @@ void DbwQuorum::update_estimates() {
     l_num_ = keep * l_num_ + curvature;
     l_den_ = keep * l_den_ + 1;
     l_ = l_num_ / l_den_;
-  }
-  if (!std::isnan(noise_curvature)) {
-    ln_num_ = keep * ln_num_ + noise_curvature;
-    ln_den_ = keep * ln_den_ + 1;
-    ln_ = ln_num_ / ln_den_;
   }
   // The stationary bound: SGD with k results and step eta cannot hold E[G^2] below
   // eta L_eff V / (2k) (on a quadratic, exactly that at stationarity, L_eff = tr(H Sigma) /

@@ -68,12 +68,6 @@ struct DbwConfig {
   // The most the planned k may move from one round's plan to the next (0: no limit). A k that
   // varies costs time by itself: E[T_(k)] is convex in k.
   int step = 0;
-  // EXPERIMENT (2026-12-07, measured worse and reverted; docs/quorum-policies.md): keep the
-  // previous round's planned k while its expected rate is within this fraction of the best k's.
-  double hold = 0;
-  // EXPERIMENT (same): the noise term's curvature from the noise probe (Arrival::noise_curvature,
-  // pooled like L) instead of the step's L.
-  bool noise_l = false;
 };
 
 class DbwQuorum final : public QuorumPolicy {
@@ -129,13 +123,11 @@ class DbwQuorum final : public QuorumPolicy {
   double g2_ = kNoStat;
   double v_ = kNoStat;
   double l_ = kNoStat;
-  double ln_ = kNoStat;  // the noise term's curvature (noise_l), pooled like l_
   double eta_ = kNoStat;
   double l_floor_ = kNoStat;
   double lf_num_ = 0, lf_den_ = 0;
   int lf_rounds_ = 0;
-  double v_num_ = 0, v_den_ = 0, g_num_ = 0, g_den_ = 0, l_num_ = 0, l_den_ = 0, ln_num_ = 0,
-         ln_den_ = 0;
+  double v_num_ = 0, v_den_ = 0, g_num_ = 0, g_den_ = 0, l_num_ = 0, l_den_ = 0;
 };
 
 }  // namespace chorus

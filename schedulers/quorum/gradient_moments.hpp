@@ -37,10 +37,6 @@ class GradientMoments {
       curvature_sum_ += a.curvature;
       ++curvatures_;
     }
-    if (!std::isnan(a.noise_curvature) && a.noise_curvature >= 0) {
-      noise_curvature_sum_ += a.noise_curvature;
-      ++noise_curvatures_;
-    }
   }
 
   int count() const { return m_; }
@@ -68,9 +64,6 @@ class GradientMoments {
     return sum_norm_sq_ / (m * m);
   }
   double curvature() const { return has_curvature() ? curvature_sum_ / curvatures_ : kNoStat; }
-  double noise_curvature() const {
-    return noise_curvatures_ > 0 ? noise_curvature_sum_ / noise_curvatures_ : kNoStat;
-  }
   // The number of results the variance estimate rests on (its weight when pooling).
   int variance_dof() const { return has_stats() && m_ >= 2 ? m_ - 1 : 0; }
 
@@ -81,8 +74,6 @@ class GradientMoments {
   double sum_norm_sq_ = 0;
   double curvature_sum_ = 0;
   int curvatures_ = 0;
-  double noise_curvature_sum_ = 0;
-  int noise_curvatures_ = 0;
 };
 
 // The expected loss decrease of one step with the mean of k results, for a smooth loss (the
@@ -96,9 +87,6 @@ struct ProgressModel {
   static ProgressModel of(double eta, double L, double g2, double v) {
     const double half = L * eta * eta / 2;
     return {eta * g2 - half * g2, half * v};
-  }
-  static ProgressModel of(double eta, double L, double g2, double v, double L_noise) {
-    return {eta * g2 - L * eta * eta / 2 * g2, L_noise * eta * eta / 2 * v};
   }
   double at(int k) const { return a - c / k; }
 };

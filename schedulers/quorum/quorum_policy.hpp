@@ -64,9 +64,6 @@ struct Arrival {
   // ||grad(w_t) - grad(w_t-1)|| / ||w_t - w_t-1|| overstated it and made dbw/dbw+ wait for
   // too many results (docs/quorum-policies.md).
   double curvature = kNoStat;
-  // EXPERIMENT (2026-12-07, reverted): the noise's own curvature, with the batch split in halves,
-  // d = g_half1 - g_half2 (pure noise) and <grad_B(w + h u) - grad_B(w), u> / h along u = d/||d||.
-  double noise_curvature = kNoStat;
 };
 
 enum class QuorumVerdict : std::uint8_t { wait, close };

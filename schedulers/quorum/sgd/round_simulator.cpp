@@ -96,7 +96,7 @@ Result<SimResult> simulate_rounds(const Workload& workload, QuorumPolicy& policy
 
   // Everything allocated here, before the first round.
   const std::vector<double> service = service_times(c.scenario, c.n, iterations, c.seed);
-  std::vector<double> w(dim), w_prev(dim), g(dim), g_prev(dim), sum(dim), g_half(dim), w_probe(dim);
+  std::vector<double> w(dim), w_prev(dim), g(dim), g_prev(dim), sum(dim);
   std::vector<std::uint32_t> batch(static_cast<std::size_t>(c.batch));
   std::vector<double> arrive(n), free_at(n, 0.0), reported(n);
   std::vector<int> order(n);
@@ -181,27 +181,6 @@ Result<SimResult> simulate_rounds(const Workload& workload, QuorumPolicy& policy
         double dot = 0;
         for (std::size_t j = 0; j < dim; ++j) dot += (g[j] - g_prev[j]) * (w[j] - w_prev[j]);
         a.curvature = std::max(dot, 0.0) / (step_norm * step_norm);
-      }
-      if (c.curvature_probe && batch.size() >= 2) {
-        const std::size_t b1 = batch.size() / 2;
-        const auto whole = static_cast<double>(batch.size());
-        workload.gradient(w, std::span<const std::uint32_t>(batch).first(b1), g_half);
-        double dn = 0;
-        for (std::size_t j = 0; j < dim; ++j) {
-          const double g2j = (whole * g[j] - static_cast<double>(b1) * g_half[j]) /
-                             (whole - static_cast<double>(b1));
-          g_half[j] -= g2j;
-          dn += g_half[j] * g_half[j];
-        }
-        dn = std::sqrt(dn);
-        if (dn > 0) {
-          const double h = 1e-4;
-          for (std::size_t j = 0; j < dim; ++j) w_probe[j] = w[j] + h * g_half[j] / dn;
-          workload.gradient(w_probe, batch, g_prev);
-          double dot = 0;
-          for (std::size_t j = 0; j < dim; ++j) dot += (g_prev[j] - g[j]) * g_half[j] / dn;
-          a.noise_curvature = std::max(dot / h, 0.0);
-        }
       }
       const QuorumVerdict v = timed_call([&] { return policy.on_arrival(a); });
       if (v == QuorumVerdict::close || received == c.n) {
