@@ -552,7 +552,8 @@ TEST_CASE("Integration.Serve.PolicyOptionsReachTheQueueTheLaneKeepsACoreForAShor
                "name: long\ntasks:\n  - name: part\n    foreach: {i: \"range(0, 8)\"}\n"
                "    command: [sleep, \"4\"]\n    estimate: 4s\n    job: long\n");
     write_file(dir / "short.yaml",
-               "name: short\ntasks:\n  - name: quick\n    command: \"date +%s.%N > started\"\n"
+               "name: short\ntasks:\n  - name: quick\n    command: \"date +%s.%N > started.part && "
+               "mv started.part started\"\n"
                "    estimate: 0.1s\n    job: short\n");
     auto a = as_root(served, {"submit", "long.yaml"}, dir.path());
     REQUIRE_MESSAGE(a.exit_code == 0, a.err);
@@ -561,6 +562,8 @@ TEST_CASE("Integration.Serve.PolicyOptionsReachTheQueueTheLaneKeepsACoreForAShor
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     auto b = as_root(served, {"submit", "short.yaml"}, dir.path());
     REQUIRE_MESSAGE(b.exit_code == 0, b.err);
+    // The task writes its start time beside the file and renames it, so "started" appears whole
+    // (a shell redirection creates the file empty first; CI once read it in that moment).
     REQUIRE_MESSAGE(eventually([&] { return std::filesystem::exists(dir / "started"); }, 30),
                     served.log());
     return std::stod(read_file(dir / "started")) - submitted;
