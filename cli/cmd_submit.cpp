@@ -185,9 +185,12 @@ int submit_command(const SubmitArgs& a) {
   }
   if (!a.slurm) {
     if (auto server = chosen_server(a.server, a.state_dir)) return submit_to_server(a, *server);
+    // Where it looked, so a user whose instance runs with --state DIR sees why it was not found.
     out.error(
-        "chorus submit needs a target: a served instance (--server, CHORUS_SERVER), --slurm or "
-        "--kubernetes");
+        "chorus submit needs a target: a served instance (--server SOCKET, CHORUS_SERVER, "
+        "or a chorus serve's socket in the state folder: none at " +
+        resolve_state_dir(a.state_dir) + "/serve.sock; --state DIR for another), --slurm " +
+        "or --kubernetes");
     return kExitBadInput;
   }
   if (a.nodes < 1) {

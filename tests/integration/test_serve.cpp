@@ -513,6 +513,21 @@ tasks:
   CHECK_MESSAGE(later.exit_code == 0, later.err);
 }
 
+// No --server, no CHORUS_SERVER and no instance in the state folder: the message says where it
+// looked, so an instance started with --state elsewhere is one flag away.
+TEST_CASE("Integration.Serve.SubmitWithoutAnInstanceSaysWhereItLooked") {
+  TempDir dir;
+  write_file(dir / "wf.yaml", "name: lost\ntasks:\n  - name: t\n    command: \"true\"\n");
+  ::unsetenv("CHORUS_SERVER");
+  auto r = run_chorus({"submit", "wf.yaml"}, dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("none at " + dir / ".chorus/serve.sock") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("--state DIR") != std::string::npos, r.err);
+  r = run_chorus({"submit", "wf.yaml", "--state", dir / "elsewhere"}, dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find("none at " + dir / "elsewhere/serve.sock") != std::string::npos, r.err);
+}
+
 TEST_CASE("Integration.Serve.ConfigErrorsAreLocated") {
   TempDir dir;
   write_file(dir / "serve.yaml", "weights: {users: {alice: -1}}\nlimts: {}\n");
