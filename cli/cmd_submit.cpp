@@ -169,7 +169,7 @@ int submit_to_server(const SubmitArgs& a, const std::string& server) {
 int submit_command(const SubmitArgs& a) {
   const Output out = Output::for_command(false);
   if (a.slurm && a.kubernetes) {
-    out.error("chorus submit takes one target: --slurm or --kubernetes");
+    out.error("submit takes one target: --slurm or --kubernetes");
     return kExitBadInput;
   }
   if (a.kubernetes) return submit_kubernetes(a);
@@ -187,7 +187,7 @@ int submit_command(const SubmitArgs& a) {
     if (auto server = chosen_server(a.server, a.state_dir)) return submit_to_server(a, *server);
     // Where it looked, so a user whose instance runs with --state DIR sees why it was not found.
     out.error(
-        "chorus submit needs a target: a served instance (--server SOCKET, CHORUS_SERVER, "
+        "submit needs a target: a served instance (--server SOCKET, CHORUS_SERVER, "
         "or a chorus serve's socket in the state folder: none at " +
         resolve_state_dir(a.state_dir) + "/serve.sock; --state DIR for another), --slurm " +
         "or --kubernetes");
