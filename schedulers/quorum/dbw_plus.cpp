@@ -16,6 +16,7 @@ DbwConfig DbwPlus::defaults() {
   c.noise = 1;
   c.floor_l = false;
   c.impute = false;
+  c.keep_plan = true;
   return c;
 }
 
@@ -26,7 +27,7 @@ std::vector<OptionSpec> DbwPlus::option_specs() {
           {"grace", OptionKind::number},   {"noise", OptionKind::number},
           {"l_floor", OptionKind::number}, {"l_scale", OptionKind::number},
           {"impute", OptionKind::number},  {"step", OptionKind::number},
-          {"worth", OptionKind::number}};
+          {"worth", OptionKind::number},   {"keep", OptionKind::number}};
 }
 
 Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
@@ -44,6 +45,7 @@ Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
   c.impute = quorum_number(args, "impute", c.impute ? 1 : 0, {0, 1, false, true}) == 1;
   c.step = static_cast<int>(quorum_number(args, "step", c.step, {0, 1e6, true}));
   c.worth = quorum_number(args, "worth", c.worth, {0, 1});
+  c.keep_plan = quorum_number(args, "keep", 1, {0, 1, false, true}) == 1;
   return std::unique_ptr<QuorumPolicy>(std::make_unique<DbwQuorum>(c));
 }
 

@@ -62,6 +62,7 @@ void DbwQuorum::begin(const RoundStart& round) {
       best_k = k;
     }
   }
+  if (best <= 0 && config_.keep_plan && last_plan_ > 0) best_k = last_plan_;
   if (config_.step > 0 && last_plan_ > 0)
     best_k = std::clamp(best_k, std::max(k_least, last_plan_ - config_.step),
                         std::min(n_, last_plan_ + config_.step));

@@ -189,8 +189,12 @@ TEST_CASE("Quorum.DbwPlus.WorthKeepsATickFromClosingOnTooLittleButAHungRoundStil
 
 TEST_CASE("Quorum.DbwPlus.EveryFixOffIsDbw") {
   auto naive = make("dbw");
-  auto off = make(
-      "dbw+", {{"pool", "0"}, {"window", "1"}, {"k_min", "1"}, {"react", "0"}, {"deadline", "0"}});
+  auto off = make("dbw+", {{"pool", "0"},
+                           {"window", "1"},
+                           {"k_min", "1"},
+                           {"react", "0"},
+                           {"deadline", "0"},
+                           {"keep", "0"}});
   test::GradientSource a{.dim = 20, .mean = 0.5, .sd = 1.5};
   test::GradientSource b = a;
   std::mt19937_64 rng(21);
@@ -208,6 +212,31 @@ TEST_CASE("Quorum.DbwPlus.EveryFixOffIsDbw") {
   CHECK(differing == 0);
   // And the rounds did vary k (the comparison is not of two constants).
   CHECK(*std::min_element(ks.begin(), ks.end()) < *std::max_element(ks.begin(), ks.end()));
+}
+
+// Past the signal (the gradient's mean gone to 0, only noise left), no k promises a decrease:
+// dbw waits for all n then; dbw+ keeps the k it had. Rounds that used all 16, over the 60 rounds
+// after the switch.
+TEST_CASE("Quorum.DbwPlus.KeepsItsKWhenNoKPromisesADecrease") {
+  auto all_of_them = [](std::vector<std::pair<std::string, std::string>> kv) {
+    auto p = make("dbw+", std::move(kv));
+    test::GradientSource src{.dim = 20, .mean = 0.5, .sd = 0.5};
+    std::mt19937_64 rng(9);
+    double t = 0;
+    int everyone = 0;
+    for (int r = 1; r <= 90; ++r) {
+      if (r == 31) src.mean = 0;
+      const auto res = test::run_round(*p, r, t, times_of(Tail::exp, rng, 16), &src, 0.1, 1.0);
+      t = res.closed_at + 0.01;
+      if (r > 30) everyone += res.used == 16;
+    }
+    return everyone;
+  };
+  const int waited = all_of_them({{"keep", "0"}, {"deadline", "0"}});
+  const int kept = all_of_them({{"deadline", "0"}});
+  MESSAGE("rounds on all 16 results: " << waited << " waiting, " << kept << " keeping the plan");
+  CHECK(waited >= 10);
+  CHECK(kept < waited / 2);
 }
 
 TEST_CASE("Quorum.DbwPlus.ReactsToTheArrivalsOfTheRound") {
