@@ -199,14 +199,7 @@ std::uint32_t VirtualFairQueue::new_job(std::uint32_t flow, std::string key) {
   j.flow = flow;
   j.seq = next_seq_++;
   j.key = std::move(key);
-  if (!j.key.empty()) {
-    auto [it, fresh] = job_by_key_.try_emplace(j.key, id);
-    static const int exp = getenv("CHORUS_LANE_EXP") ? atoi(getenv("CHORUS_LANE_EXP")) : 0;
-    if (!fresh) {
-      if ((exp == 1 || exp == 2) && it->second != id) j.submitted = jobs_[it->second].submitted;
-      it->second = id;
-    }
-  }
+  if (!j.key.empty()) job_by_key_[j.key] = id;
   return id;
 }
 
@@ -340,13 +333,9 @@ void VirtualFairQueue::release_job_if_done(std::uint32_t job) {
   unmark_ready(job);
   if (!j.key.empty()) {
     auto it = job_by_key_.find(j.key);
-    static const int exp = getenv("CHORUS_LANE_EXP") ? atoi(getenv("CHORUS_LANE_EXP")) : 0;
-    bool newest = it != job_by_key_.end() && it->second == job;
-    if (newest) job_by_key_.erase(it);
-    if ((exp == 1 || exp == 2) && !newest) goto skip;
+    if (it != job_by_key_.end() && it->second == job) job_by_key_.erase(it);
   }
   if (lane_on() && !options_.lane_work) note_job_work(j.submitted);
-skip:
   TaskFifo storage = std::move(j.queued);
   storage.clear();
   j = Job{};
@@ -674,13 +663,7 @@ void VirtualFairQueue::note_job_work(double work) {
   lane_next_ = (lane_next_ + 1) % kLaneWindow;
   if (++lane_since_ < 16 && lane_cutoff_ != std::numeric_limits<double>::infinity()) return;
   lane_since_ = 0;
-  static const int exp = getenv("CHORUS_LANE_EXP") ? atoi(getenv("CHORUS_LANE_EXP")) : 0;
   double sum = 0;
-  if (exp == 2 || exp == 3) {
-    for (double w : lane_window_) sum += std::log(std::max(w, 1e-9));
-    lane_cutoff_ = std::exp(sum / static_cast<double>(lane_window_.size()));
-    return;
-  }
   for (double w : lane_window_) sum += w;
   lane_cutoff_ = sum / static_cast<double>(lane_window_.size());
 }
