@@ -89,8 +89,8 @@ class DocumentWalk {
       return true;  // its scalars were checked on the first visit
     }
     if (open_.size() >= kMaxDepth) return too_deep(node);
-    const YAML::Node& n = node;
-    open_.push_back({n, n.begin(), n.end(), n.IsMap(), false, key, total_ - kNodeBytes});
+    open_.push_back(
+        {node, node.begin(), node.end(), node.IsMap(), false, key, total_ - kNodeBytes});
     return true;
   }
 
