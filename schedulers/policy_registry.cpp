@@ -42,8 +42,20 @@ std::string policy_label(const char* kind, const std::string& name) {
   return std::string(kind) + " '" + name + "'";
 }
 
-std::string options_phrase(const std::vector<OptionSpec>& specs) {
-  return specs.empty() ? "none" : join(keys_of(specs));
+// Options a policy takes that a section does not hold: serve.yaml gives users' and groups' shares
+// at its top level (`weights:`), not in `policy_options` (workflows/serve_config.cpp refuses
+// them there), so its messages must not offer them.
+bool written_elsewhere(const std::string& section, const std::string& key) {
+  return section == "policy_options" && key == "weights";
+}
+
+// The options a message lists for an entry written in `section`.
+std::string options_phrase(const std::vector<OptionSpec>& specs, const std::string& section) {
+  std::vector<std::string> listed;
+  for (std::string& k : keys_of(specs)) {
+    if (!written_elsewhere(section, k)) listed.push_back(std::move(k));
+  }
+  return listed.empty() ? "none" : join(listed);
 }
 
 // The policies of `table` that take `key`, and the first one's spec of it.
@@ -70,7 +82,7 @@ void refuse_option(const Table& table, const char* kind, const std::string& name
   std::string why = policy_label(kind, name) + " takes no option '" + e.key + "'";
   why += others.empty() ? did_you_mean(e.key, keys_of(specs))
                         : " (" + and_list(others) + (others.size() == 1 ? " does)" : " do)");
-  issues.push_back({e.key_at, why + "; its options: " + options_phrase(specs)});
+  issues.push_back({e.key_at, why + "; its options: " + options_phrase(specs, e.section)});
   if (spec != nullptr) check_option_value(e, spec->kind, issues);
 }
 
@@ -250,13 +262,17 @@ SectionOutcome build_section(const Table<QueuePolicy>& queues,
       refuse_option(placements, kPlacement, placement, p->options, e, out.issues);
     } else {
       std::vector<std::string> known = scheduler_section_keys();
-      for (const auto& k : keys_of(q->options)) known.push_back(k);
-      for (const auto& k : keys_of(p->options)) known.push_back(k);
-      out.issues.push_back(
-          {e.key_at, "unknown key " + option_label(e) + did_you_mean(e.key, known) +
-                         "; options of " + policy_label(kQueue, queue) + ": " +
-                         options_phrase(q->options) + ", of " +
-                         policy_label(kPlacement, placement) + ": " + options_phrase(p->options)});
+      for (const auto* specs : {&q->options, &p->options}) {
+        for (const auto& k : keys_of(*specs)) {
+          if (!written_elsewhere(e.section, k)) known.push_back(k);
+        }
+      }
+      out.issues.push_back({e.key_at, "unknown key " + option_label(e) +
+                                          did_you_mean(e.key, known) + "; options of " +
+                                          policy_label(kQueue, queue) + ": " +
+                                          options_phrase(q->options, e.section) + ", of " +
+                                          policy_label(kPlacement, placement) + ": " +
+                                          options_phrase(p->options, e.section)});
     }
   }
   // Each policy's own problems are found even when the other has some.
