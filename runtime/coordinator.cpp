@@ -468,7 +468,7 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         // Not now: wait for resources to free up, unless only services hold them (they end only
         // when the work that needs them is done, so they never would).
         const bool later = where.fit == Fit::later;
-        if (later && !only_ready_services_running()) return;
+        if (later && (where.waiting_for_better || !only_ready_services_running())) return;
         queue_.remove(spec.id);
         std::string why = later ? blocked_by_services_message(spec) : std::move(where.why);
         finish(spec.id, TaskState::failed, -1, why, t);

@@ -90,6 +90,17 @@ class PlacementPolicy {
                        TimePoint /*now*/, PlacementExplanation& /*out*/) const {
     return false;
   }
+  // Batch path, once per single-node decision, after `best` (score `best_score`) was chosen
+  // among the nodes that fit now: true leaves the task queued (Fit::later, waiting_for_better)
+  // because a node in `busy` (where it fits once others finish) is predicted to finish it
+  // sooner. The coordinator's strict order then holds the tasks behind it too, until its next
+  // dispatch (every loop turn). A policy that predicts times notes `best`'s due time when it
+  // answers false (the task is placed there). The default never waits.
+  virtual bool waits_for_better(const TaskSpec& /*task*/, const NodeView& /*best*/,
+                                double /*best_score*/, std::span<const NodeView* const> /*busy*/,
+                                TimePoint /*now*/) const {
+    return false;
+  }
 };
 
 // The resource check most placement filters start from.

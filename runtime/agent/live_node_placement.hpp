@@ -49,10 +49,20 @@ class LiveNodePlacement final : public PlacementPolicy {
                PlacementExplanation& out) const override {
     return inner_->explain(task, nodes, scores, chosen, now, out);
   }
+  // Busy nodes that are not usable (agent lost, pilot ending) are not worth waiting for.
+  bool waits_for_better(const TaskSpec& task, const NodeView& best, double best_score,
+                        std::span<const NodeView* const> busy, TimePoint now) const override {
+    usable_busy_.clear();
+    for (const NodeView* n : busy) {
+      if (usable_(task, *n)) usable_busy_.push_back(n);
+    }
+    return inner_->waits_for_better(task, best, best_score, usable_busy_, now);
+  }
 
  private:
   std::unique_ptr<PlacementPolicy> inner_;
   NodeUsable usable_;
+  mutable std::vector<const NodeView*> usable_busy_;  // reused: no allocation per decision
 };
 
 // `inner` wrapped in LiveNodePlacement (null stays null): nodes whose agent is alive.

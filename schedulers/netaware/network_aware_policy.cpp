@@ -37,7 +37,8 @@ std::vector<OptionSpec> NetworkAwarePolicy::option_specs() {
   return {{"model", OptionKind::text},
           {"max_age", OptionKind::duration},
           {"max_stale", OptionKind::duration},
-          {"prefilter", OptionKind::number}};
+          {"prefilter", OptionKind::number},
+          {"wait", OptionKind::number}};
 }
 
 Result<std::unique_ptr<PlacementPolicy>> NetworkAwarePolicy::from_args(PolicyArgs& args) {
@@ -59,6 +60,16 @@ Result<std::unique_ptr<PlacementPolicy>> NetworkAwarePolicy::from_args(PolicyArg
                     std::to_string(kMaxPrefilter) + ", got " + args.find("prefilter")->value.text);
     } else {
       o.prefilter = static_cast<std::size_t>(*n);
+    }
+  }
+  if (auto w = args.number("wait")) {
+    if (!(*w >= 0 && *w < 1)) {
+      args.fail(args.find("wait")->value.at,
+                "'wait' of " + args.policy() +
+                    " is the gain a busy node must promise, a fraction in [0, 1), got " +
+                    args.find("wait")->value.text);
+    } else {
+      o.wait = *w;
     }
   }
   if (auto path = args.text("model")) {
@@ -162,6 +173,40 @@ void NetworkAwarePolicy::score_all(const TaskSpec& task, std::span<const NodeVie
     const double predicted = model->predict_s(f);
     if (std::isfinite(predicted)) scores[i] = -predicted;
   }
+}
+
+bool NetworkAwarePolicy::waits_for_better(const TaskSpec& task, const NodeView& best,
+                                          double best_score, std::span<const NodeView* const> busy,
+                                          TimePoint now) const {
+  if (options_.wait < 0) return false;
+  const int tier = tier_of(best_score);
+  if (tier == 2) return false;  // the best free node has no estimate: nothing to compare
+  const double best_s = tier == 0 ? -best_score : -(best_score + kTier);
+  const auto index = [](const NodeView& n) { return static_cast<std::size_t>(n.index); };
+  FeatureVector f;
+  for (const NodeView* n : busy) {
+    if (index(*n) >= due_.size()) continue;
+    auto& dues = due_[index(*n)];
+    std::erase_if(dues, [now](TimePoint d) { return d <= now; });
+    if (dues.empty()) continue;  // no task of ours due to end there: never waited for
+    const TimePoint free_at = *std::min_element(dues.begin(), dues.end());
+    // A node that frees too late to win whatever its estimate is skipped before the estimate:
+    // on a large busy cluster most are, and the estimate is the decision's cost.
+    if (seconds(free_at - now) >= (1 - options_.wait) * best_s) continue;
+    Basis basis;
+    double age;
+    const double a = analytic(task, *n, now, f, basis, age);
+    if (basis == Basis::fallback) continue;
+    const double there = options_.model != nullptr && basis == Basis::analytic
+                             ? static_cast<double>(options_.model->predict_s(f))
+                             : a;
+    if (seconds(free_at - now) + there < (1 - options_.wait) * best_s) return true;
+  }
+  // Placed on `best`: note when it is due to end there.
+  if (due_.size() <= index(best)) due_.resize(index(best) + 1);
+  due_[index(best)].push_back(
+      now + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(best_s)));
+  return false;
 }
 
 bool NetworkAwarePolicy::explain(const TaskSpec& task, std::span<const NodeView* const> nodes,

@@ -26,6 +26,12 @@
 //   max_age: 30s     telemetry older than this is stale.
 //   max_stale: 5m    telemetry older than this is not used at all (the fallback).
 //   prefilter: 32    how many nodes the model sees per decision (1..256).
+//   wait: 0.1        (off by default) leave a task queued when a busy node is predicted to
+//                    finish it sooner: its due time (when the task this policy placed there
+//                    is predicted to end) + its estimate there < (1 - wait) x the best free
+//                    node's estimate. An earliest-finish-time rule; with the coordinator's
+//                    strict order the tasks behind it wait too. A node past its due time, or
+//                    with no due time known (a task another path placed), is never waited for.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +58,7 @@ class NetworkAwarePolicy final : public PlacementPolicy {
     Duration max_age = std::chrono::seconds(30);
     Duration max_stale = std::chrono::minutes(5);
     std::size_t prefilter = 32;
+    double wait = -1;                       // < 0: never wait for a busy node
     std::vector<std::string> source_names;  // by SourceId, for the basis's words
   };
 
@@ -82,6 +89,8 @@ class NetworkAwarePolicy final : public PlacementPolicy {
   bool batch_scores() const override { return true; }
   void score_all(const TaskSpec& task, std::span<const NodeView* const> nodes, TimePoint now,
                  std::span<double> scores) const override;
+  bool waits_for_better(const TaskSpec& task, const NodeView& best, double best_score,
+                        std::span<const NodeView* const> busy, TimePoint now) const override;
   bool explain(const TaskSpec& task, std::span<const NodeView* const> nodes,
                std::span<const double> scores, std::size_t chosen, TimePoint now,
                PlacementExplanation& out) const override;
@@ -98,6 +107,9 @@ class NetworkAwarePolicy final : public PlacementPolicy {
                       const FeatureVector& f, std::string& out) const;
 
   Options options_;
+  // By node index: when the tasks this policy placed there are predicted to end (the wait
+  // option only; pruned as they pass). The policy lives on the scheduler loop's thread.
+  mutable std::vector<std::vector<TimePoint>> due_;
 };
 
 }  // namespace chorus

@@ -28,6 +28,9 @@ struct Placement {
   int node = -1;                  // Fit::now: the node (for a spread task, its first share's)
   std::vector<RankShare> shares;  // Fit::now and spread over nodes: in rank order; else empty
   std::string why;                // Fit::never: what the task needs and what the nodes have
+  // Fit::later although a node fits now: the policy would rather wait for a busy node
+  // (PlacementPolicy::waits_for_better). The task is not failed when only services run.
+  bool waiting_for_better = false;
 };
 
 // Free and running per node. Views point into the state's own nodes and facts: a copy rebinds

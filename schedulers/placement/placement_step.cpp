@@ -24,12 +24,14 @@ Placement PlacementStep::place(const TaskSpec& task, const ClusterState& cluster
     }
   } else {
     fitting_.clear();
+    busy_.clear();
     for (std::size_t i = 0; i < views.size(); ++i) {
       Fit fit = policy_.filter(task, views[i]);
       if (fit == Fit::now) {
         fitting_.push_back(&views[i]);
       } else if (fit == Fit::later) {
         later = true;
+        busy_.push_back(&views[i]);
       }
     }
     scores_.resize(fitting_.size());
@@ -44,6 +46,12 @@ Placement PlacementStep::place(const TaskSpec& task, const ClusterState& cluster
     if (!fitting_.empty()) {
       best = static_cast<int>(fitting_[chosen] - views.data());
       const bool single = !(task.kind == TaskKind::mpi && task.nodes > 1);
+      if (single && policy_.waits_for_better(task, views[static_cast<std::size_t>(best)],
+                                             best_score, busy_, now)) {
+        out.fit = Fit::later;
+        out.waiting_for_better = true;
+        return out;
+      }
       if (single) {
         explanation_.clear();
         explained_ = policy_.explain(task, fitting_, scores_, chosen, now, explanation_);

@@ -49,6 +49,7 @@ class PlacementStep {
   std::vector<RankCandidate> now_, someday_;
   // Batch scoring scratch, grown to the node count once.
   std::vector<const NodeView*> fitting_;
+  std::vector<const NodeView*> busy_;  // fit later: what waits_for_better may prefer
   std::vector<double> scores_;
   PlacementExplanation explanation_;
   bool explained_ = false;

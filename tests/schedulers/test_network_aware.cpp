@@ -449,3 +449,50 @@ TEST_CASE("Schedulers.Random.SeededAndSpread") {
   for (int k : count) CHECK(k > 50);  // about 100 each
   CHECK_FALSE(make("random", {option("seed", "-1")}).ok());
 }
+
+TEST_CASE("Schedulers.NetworkAware.WaitsForABusyNodeDueSoonThatFinishesSooner") {
+  // n0: 1000 Mbit/s, one core; n1: 20 Mbit/s, free. 100 MB: ~1.8 s on n0, ~41 s on n1.
+  ClusterState c(nodes_of(2, 1));
+  report(c, 0, 1000);
+  report(c, 1, 20);
+  NetworkAwarePolicy::Options o;
+  o.source_names = {"store1"};
+  o.wait = 0.1;
+  NetworkAwarePolicy policy(o);
+  PlacementStep step(policy);
+  TaskSpec first = fetch_task();
+  first.id = 1;
+  const Placement p1 = step.place(first, c, kNow);
+  REQUIRE(p1.fit == Fit::now);
+  CHECK(p1.node == 0);
+  CHECK_FALSE(p1.waiting_for_better);
+  c.reserve(first, p1);  // n0 busy until ~1.8 s from now
+  // The next task would take ~41 s on n1 now, ~3.6 s on n0 after the first: it waits.
+  const Placement p2 = step.place(fetch_task(), c, kNow + 100ms);
+  CHECK(p2.fit == Fit::later);
+  CHECK(p2.waiting_for_better);
+  // Once n0's task is past its due time (it runs late), n0 is no longer waited for.
+  const Placement p3 = step.place(fetch_task(), c, kNow + 10s);
+  CHECK(p3.fit == Fit::now);
+  CHECK(p3.node == 1);
+  // Without the option the policy never waits.
+  NetworkAwarePolicy plain = analytic_policy();
+  PlacementStep plain_step(plain);
+  const Placement p4 = plain_step.place(fetch_task(), c, kNow + 100ms);
+  CHECK(p4.fit == Fit::now);
+  CHECK(p4.node == 1);
+}
+
+TEST_CASE("Schedulers.NetworkAware.WaitOptionIsAFractionBelowOne") {
+  for (const char* bad : {"1.5", "-0.1", "1"}) {
+    auto r = make("network-aware", {option("wait", bad)});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("'wait' of placement policy 'network-aware' is the gain a "
+                                    "busy node must promise, a fraction in [0, 1)") !=
+          std::string::npos);
+  }
+  auto r = make("network-aware", {option("wait", "0.1")});
+  REQUIRE(r.ok());
+  CHECK(dynamic_cast<const NetworkAwarePolicy&>(**r).options().wait == doctest::Approx(0.1));
+  CHECK(analytic_policy().options().wait < 0);  // off by default
+}
