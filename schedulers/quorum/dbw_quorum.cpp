@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "schedulers/quorum/quorum_options.hpp"
 
@@ -64,20 +63,6 @@ void DbwQuorum::begin(const RoundStart& round) {
     }
   }
   if (best <= 0 && config_.keep_plan && last_plan_ > 0) best_k = last_plan_;
-  // EXPERIMENT (CHORUS_DBW_LEAN=x): the smallest k whose rate is within x of the best.
-  if (static const double lean =
-          [] {
-            const char* e = std::getenv("CHORUS_DBW_LEAN");
-            return e ? std::atof(e) : 0.0;
-          }();
-      lean > 0 && best > 0) {
-    for (int k = k_least; k < best_k; ++k) {
-      if (model_.at(k) / std::max(window_.mean_order_stat(k), kTiny) >= (1 - lean) * best) {
-        best_k = k;
-        break;
-      }
-    }
-  }
   if (config_.step > 0 && last_plan_ > 0)
     best_k = std::clamp(best_k, std::max(k_least, last_plan_ - config_.step),
                         std::min(n_, last_plan_ + config_.step));
