@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "schedulers/quorum/quorum_options.hpp"
 
@@ -64,14 +63,6 @@ void DbwQuorum::begin(const RoundStart& round) {
     }
   }
   if (best <= 0 && config_.keep_plan && last_plan_ > 0) best_k = last_plan_;
-  // EXPERIMENT (CHORUS_DBW_KMAX=K): never plan more than K results (a diagnostic cap).
-  if (static const int kmax =
-          [] {
-            const char* e = std::getenv("CHORUS_DBW_KMAX");
-            return e ? std::atoi(e) : 0;
-          }();
-      kmax > 0)
-    best_k = std::min(best_k, std::max(kmax, k_least));
   if (config_.step > 0 && last_plan_ > 0)
     best_k = std::clamp(best_k, std::max(k_least, last_plan_ - config_.step),
                         std::min(n_, last_plan_ + config_.step));

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <utility>
 
 namespace chorus {
 
@@ -35,17 +32,7 @@ Result<std::unique_ptr<QuorumPolicy>> StaticQuorum::from_args(PolicyArgs& args) 
 }
 
 void StaticQuorum::begin(const RoundStart& round) {
-  int k = by_backups_ ? round.n - value_ : value_;
-  // EXPERIMENT (CHORUS_STATIC_SWITCH=R:K): k = K from round R on (an oracle two-phase schedule).
-  if (static const std::pair<int, int> sw =
-          [] {
-            const char* e = std::getenv("CHORUS_STATIC_SWITCH");
-            int r = 0, kk = 0;
-            if (e != nullptr && std::sscanf(e, "%d:%d", &r, &kk) == 2) return std::pair{r, kk};
-            return std::pair{0, 0};
-          }();
-      sw.first > 0 && round.round >= sw.first)
-    k = sw.second;
+  const int k = by_backups_ ? round.n - value_ : value_;
   k_ = std::clamp(k, 1, std::max(round.n, 1));
 }
 
