@@ -129,6 +129,7 @@ def simulate(policy, seed, sigma, m, gap, count, period, host_cores=0.0, host_ex
     pick_rng = random.Random(seed + 99)
     busy, due = [False] * len(NODES), [0.0] * len(NODES)
     completions, counts, waiting = [], [0] * len(NODES), []
+    choice = [0] * (len(NODES) + 1)  # decisions by how many free nodes they had
     events = [(at, 0, k) for k, at in enumerate(arrivals)]  # (time, 0 arrival | 1 finish, id)
     heapq.heapify(events)
     while events:
@@ -154,6 +155,7 @@ def simulate(policy, seed, sigma, m, gap, count, period, host_cores=0.0, host_ex
                     if ends and min(ends)[0] < now + estimate(job, node, now):
                         break  # its best node is busy: wait for it (and hold the queue)
             waiting.pop(0)
+            choice[len(free)] += 1
             took = true_time(job, node, now)
             if host_cores > 0:
                 # The bed's nodes share the host's cores: a job's CPU part is stretched by the
@@ -167,7 +169,7 @@ def simulate(policy, seed, sigma, m, gap, count, period, host_cores=0.0, host_ex
             own[node].append((now, now + took, jobs[job]["input_bytes"] + jobs[job]["output_bytes"]))
             completions.append(now + took - arrivals[job])
             heapq.heappush(events, (now + took, 1, node))
-    return statistics.mean(completions), counts
+    return statistics.mean(completions), counts, choice
 
 
 def main():
@@ -194,17 +196,21 @@ def main():
     def median_of(policy, sigma):
         runs = [simulate(policy, s, sigma, model, a.gap, a.jobs, a.period, a.host_cores,
                          a.host_extra) for s in seeds]
-        return statistics.median(r[0] for r in runs), [sum(r[1][i] for r in runs) / len(runs)
-                                                        for i in range(len(NODES))]
+        return (statistics.median(r[0] for r in runs),
+                [sum(r[1][i] for r in runs) / len(runs) for i in range(len(NODES))],
+                [sum(r[2][i] for r in runs) / len(runs) for i in range(1, len(NODES) + 1)])
 
-    base, base_counts = median_of("first-free", 0.0)
-    rand, rand_counts = median_of("random", 0.0)
-    rows = [{"policy": "first-free (kube-default here)", "sigma": None, "mean_s": base, "nodes": base_counts},
-            {"policy": "random", "sigma": None, "mean_s": rand, "nodes": rand_counts}]
+    base, base_counts, base_free = median_of("first-free", 0.0)
+    rand, rand_counts, rand_free = median_of("random", 0.0)
+    rows = [{"policy": "first-free (kube-default here)", "sigma": None, "mean_s": base,
+             "nodes": base_counts, "free": base_free},
+            {"policy": "random", "sigma": None, "mean_s": rand, "nodes": rand_counts,
+             "free": rand_free}]
     for sigma in sigmas:
         for policy in ["greedy", "eft", "greedy-floor", "greedy-telemetry"]:
-            mean, nodes = median_of(policy, sigma)
-            rows.append({"policy": policy, "sigma": sigma, "mean_s": mean, "nodes": nodes})
+            mean, nodes, free = median_of(policy, sigma)
+            rows.append({"policy": policy, "sigma": sigma, "mean_s": mean, "nodes": nodes,
+                         "free": free})
     for r in rows:
         r["vs_kube_default"] = r["mean_s"] / base - 1.0
     lines = ["# The live stream in a model of the bed (bench/netaware/stream_bound.py)", "",
@@ -215,12 +221,14 @@ def main():
               a.gap, a.period, seeds[0], seeds[-1],
               "independent nodes" if a.host_cores <= 0 else
               "the nodes share %g cores, other load %g cores" % (a.host_cores, a.host_extra)), "",
-             "| policy | estimate error (lognormal sigma) | mean completion | vs kube-default | jobs on n0/n1/n2/n3 |",
-             "|---|---|---|---|---|"]
+             "| policy | estimate error (lognormal sigma) | mean completion | vs kube-default | jobs on n0/n1/n2/n3 "
+             "| decisions with 1/2/3/4 free nodes |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
         sig = "-" if r["sigma"] is None else ("none" if r["sigma"] == 0 else "%.1f" % r["sigma"])
-        lines.append("| %s | %s | %.3f s | %+.0f%% | %s |" % (
-            r["policy"], sig, r["mean_s"], 100 * r["vs_kube_default"], "/".join("%.0f" % c for c in r["nodes"])))
+        lines.append("| %s | %s | %.3f s | %+.0f%% | %s | %s |" % (
+            r["policy"], sig, r["mean_s"], 100 * r["vs_kube_default"],
+            "/".join("%.0f" % c for c in r["nodes"]), "/".join("%.0f" % c for c in r["free"])))
     text = "\n".join(lines) + "\n"
     print(text)
     benchlib.write_result(a.out, {"config": vars(a), "fit": {"cpu": model[0], "network": model[1], "overhead_s": model[2], "floor": model[3], "mape": mape},
