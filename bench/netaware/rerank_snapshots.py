@@ -5,6 +5,7 @@ separates "this estimate ranks worse" from "its run saw other conditions".
 
     python3 bench/netaware/rerank_snapshots.py RESULT.json --state DIR [--chorus build/bin/chorus]
         [--label network-aware] [--model MODEL.json] [--dump FILE.json | --from-dump FILE.json]
+        [--floors 0.1,0.3]
 
 RESULT.json: a drive_policies.py --mode top1 result whose runs were journaled in --state; --label:
 one of its policies (default: every policy with journaled candidates). --dump writes the
@@ -20,6 +21,7 @@ Estimators, each from the journaled features alone:
   ablations, each without one of its three terms: `- capacity cap` (the probe alone as the
   rate), `- tcp rtt` (slow start ramps at the PING's round trip), `- cfs` (CPU / share);
   they need snapshots with the features of 2026-12-04 (rx_cap_mbps, tcp_rtt_from_ms, ...);
+  `floor X` (--floors): `current` with the capacity cap floored at X of the link, not 5%;
 - `model`: --model evaluated in Python (doubles; approximate at split thresholds); a log_ratio
   model multiplies the candidate's journaled analytic_s.
 """
@@ -56,7 +58,7 @@ def tcp_s(nbytes, bw, rtt, tcp_rtt):
     return t + (nbytes - sent) / bw
 
 
-def current(cap=True, tcp=True, cfs=True):
+def current(cap=True, tcp=True, cfs=True, floor=0.05):
     """Mirror of analytic_estimate_s of 2026-12-04, with terms switched off for ablations."""
     def estimate(f):
         cpu, share = f["cpu_s"], f["cpu_share"]
@@ -76,7 +78,7 @@ def current(cap=True, tcp=True, cfs=True):
                 return None
             bw = mbps
             if cap and cap_mbps and cap_mbps > 0 and rate is not None:
-                bw = min(mbps, max(cap_mbps - rate, 0.05 * cap_mbps))
+                bw = min(mbps, max(cap_mbps - rate, floor * cap_mbps))
             t += tcp_s(mb * 1e6, bw * 1e6 / 8, None if rtt_ms is None else rtt_ms / 1e3,
                        None if (not tcp or tcp_ms is None) else tcp_ms / 1e3)
         return t
@@ -152,6 +154,9 @@ def main():
     ap.add_argument("--model")
     ap.add_argument("--dump")
     ap.add_argument("--from-dump")
+    ap.add_argument("--floors", default="",
+                    help="more `current` estimators with the capacity cap's floor at these "
+                         "fractions of the link (comma-separated; the policy's: 0.05)")
     a = ap.parse_args()
     if a.from_dump:
         snaps = json.load(open(a.from_dump))
@@ -167,6 +172,7 @@ def main():
     if any("rx_cap_mbps" in c["features"] for x in snaps for c in x["candidates"]):
         estimators += [("current", current()), ("- capacity cap", current(cap=False)),
                        ("- tcp rtt", current(tcp=False)), ("- cfs", current(cfs=False))]
+        estimators += [("floor %s" % f, current(floor=float(f))) for f in a.floors.split(",") if f]
     if a.model:
         estimators.append(("model", model_estimator(json.load(open(a.model)))))
     for label in sorted({s["label"] for s in snaps}):
@@ -178,15 +184,20 @@ def main():
             "live picks", 100 * s["top1_tolerant"], 100 * s["top1_strict"],
             100 * s["regret_mean"], 100 * s["regret_p90"]))
         for name, est in estimators:
-            picks = []
+            picks, errors = [], []
             for x in mine:
                 scored = [(est(c["features"]), c["node"]) for c in x["candidates"]]
                 scored = [v for v in scored if v[0] is not None and not math.isnan(v[0])]
                 picks.append(min(scored)[1] if scored else None)
+                truth = x["row"]["median_s"]  # every candidate's own median time there
+                errors += [abs(math.log(v / truth[n])) for v, n in scored
+                           if v > 0 and truth.get(n, 0) > 0]
             s = score(picks, rows)
-            print("  %-16s tolerant %3.0f%% strict %3.0f%% regret mean %5.1f%% p90 %5.1f%%" % (
-                name, 100 * s["top1_tolerant"], 100 * s["top1_strict"], 100 * s["regret_mean"],
-                100 * s["regret_p90"]))
+            print("  %-16s tolerant %3.0f%% strict %3.0f%% regret mean %5.1f%% p90 %5.1f%%"
+                  "  mean |log error| %.2f" % (
+                      name, 100 * s["top1_tolerant"], 100 * s["top1_strict"],
+                      100 * s["regret_mean"], 100 * s["regret_p90"],
+                      sum(errors) / len(errors) if errors else float("nan")))
 
 
 if __name__ == "__main__":
