@@ -18,7 +18,9 @@ same times:
 - greedy: the free node with the smallest estimated time (what network-aware does);
 - eft: earliest finish: the node, free or busy, with the smallest (its due time, if busy) + the
   estimated time there; a task whose best node is busy waits for it (strict order, as the
-  coordinator's queue), its due time read from the running job's estimate;
+  coordinator's queue), its due time read from the running job's estimate; a node past its due
+  time is not waited for (as the policy's `wait` option); eft-now waits for it as if it were
+  freeing now, eft-overrun as if it ran as long again as it has overrun;
 - greedy-floor, greedy-telemetry: greedy whose estimate floors the link at 5% (the policy's
   kMinFreeShare) instead of the fitted floor, and -telemetry also counts the node's own jobs'
   traffic of the last second as background (what a once-a-second interface counter reports).
@@ -126,6 +128,18 @@ def simulate(policy, seed, sigma, m, gap, count, period, host_cores=0.0, host_ex
             return model_time(jobs[k], NODES[i], bg, (m[0], m[1], m[2], 0.05)) * errors[(k, i)]
         return true_time(k, i, when) * errors[(k, i)]
 
+    def free_at(i, now):
+        """When busy node i is expected to free: its due time; past it, `eft` gives up on the
+        node (None, as the policy's wait option does), eft-now expects it at once, eft-overrun
+        after as long again as it has overrun."""
+        if due[i] > now:
+            return due[i]
+        if policy == "eft-now":
+            return now
+        if policy == "eft-overrun":
+            return now + (now - due[i])
+        return None
+
     pick_rng = random.Random(seed + 99)
     busy, due = [False] * len(NODES), [0.0] * len(NODES)
     completions, counts, waiting = [], [0] * len(NODES), []
@@ -149,9 +163,9 @@ def simulate(policy, seed, sigma, m, gap, count, period, host_cores=0.0, host_ex
                 node = free[0]
             else:
                 node = min(free, key=lambda i: estimate(job, i, now))
-                if policy == "eft":
-                    ends = [(max(due[i], now) + estimate(job, i, now), i) for i in range(len(NODES))
-                            if busy[i]]
+                if policy.startswith("eft"):
+                    ends = [(free_at(i, now) + estimate(job, i, now), i) for i in range(len(NODES))
+                            if busy[i] and free_at(i, now) is not None]
                     if ends and min(ends)[0] < now + estimate(job, node, now):
                         break  # its best node is busy: wait for it (and hold the queue)
             waiting.pop(0)
@@ -207,7 +221,7 @@ def main():
             {"policy": "random", "sigma": None, "mean_s": rand, "nodes": rand_counts,
              "free": rand_free}]
     for sigma in sigmas:
-        for policy in ["greedy", "eft", "greedy-floor", "greedy-telemetry"]:
+        for policy in ["greedy", "eft", "eft-now", "eft-overrun", "greedy-floor", "greedy-telemetry"]:
             mean, nodes, free = median_of(policy, sigma)
             rows.append({"policy": policy, "sigma": sigma, "mean_s": mean, "nodes": nodes,
                          "free": free})
