@@ -278,6 +278,7 @@ TEST_CASE("K8s.AHungApiServerFailsTheRunBoundedToo") {
   ::kill(apiserver, SIGCONT);
   CHECK(eventually([] { return apiserver_answers(); }, 30));
   // The run could not delete its Pod while the server hung (a resume would adopt it): by hand.
-  k8s_delete("/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dapihung-1");
+  k8s_delete(
+      "/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dapihung-1&gracePeriodSeconds=0");
   CHECK(eventually([] { return k8s_left_of_run("apihung-1") == 0; }, 60));
 }
