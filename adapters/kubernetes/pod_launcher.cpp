@@ -127,7 +127,12 @@ Result<LaunchHandle> PodLauncher::launch(const LaunchRequest& request) {
   if (request.spec->timeout.count() > 0) a.deadline = Clock::now() + request.spec->timeout;
   if (request.service != nullptr)
     if (Status s = prepare_service(request, h, a); !s.ok()) return s;
-  PodNaming naming{run_, token_, options_.default_image, options_.owner, options_.workdir_claim};
+  PodNaming naming{run_,
+                   token_,
+                   options_.default_image,
+                   options_.owner,
+                   options_.workdir_claim,
+                   options_.kill_grace};
   auto manifest = std::make_shared<const std::string>(pod_manifest(request, naming, a.pod).dump());
   a.manifest = manifest;
   by_pod_[a.pod] = h;

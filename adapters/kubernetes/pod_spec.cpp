@@ -141,9 +141,10 @@ nlohmann::json pod_manifest(const LaunchRequest& r, const PodNaming& naming,
                         {"hostPath", {{"path", r.workdir}, {"type", "DirectoryOrCreate"}}}}});
     }
   }
-  if (s.kill_grace.count() > 0)
-    spec["terminationGracePeriodSeconds"] = std::max<std::int64_t>(
-        1, std::chrono::duration_cast<std::chrono::seconds>(s.kill_grace).count());
+  const Duration grace = s.kill_grace.count() > 0 ? s.kill_grace : naming.default_grace;
+  if (grace.count() > 0)
+    spec["terminationGracePeriodSeconds"] =
+        std::max<std::int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(grace).count());
   json labels = {{"chorus.run", naming.run},
                  {"chorus.task", std::to_string(s.id)},
                  {"chorus.attempt", std::to_string(r.attempt)}};

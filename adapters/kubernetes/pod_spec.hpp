@@ -64,6 +64,11 @@ struct PodNaming {
   std::string default_image;
   OwnerPod owner;
   WorkdirClaim workdir_claim;
+  // The run's stop grace for a task without its own (TaskSpec::kill_grace): the Pod's
+  // terminationGracePeriodSeconds, so a deletion by anyone else (the garbage collector after a
+  // dead coordinator's Pod, kubectl) waits as long as the launcher's own would, not
+  // Kubernetes' 30 s. 0: Kubernetes' default.
+  Duration default_grace{0};
 };
 
 // "chorus-<run>-<task>-<attempt>", lowercased and cut to Kubernetes' 63 characters.

@@ -69,6 +69,22 @@ TEST_CASE("PodSpec.ManifestCarriesPlacementResourcesEnvAndLabels") {
   CHECK_FALSE(m["metadata"].contains("ownerReferences"));  // no coordinator Pod: no owner
 }
 
+// The Pod's terminationGracePeriodSeconds is the task's own stop grace, else the run's, so a
+// deletion by the garbage collector or kubectl waits as long as chorus's own; neither: absent
+// (Kubernetes' 30 s).
+TEST_CASE("PodSpec.TerminationGraceIsTheTasksElseTheRuns") {
+  TaskSpec s;
+  LaunchRequest r = true_task(s, 3);
+  PodNaming n = naming("run-1", "", "localhost/busybox:1.35");
+  CHECK_FALSE(pod_manifest(r, n, "p")["spec"].contains("terminationGracePeriodSeconds"));
+  n.default_grace = std::chrono::seconds(5);
+  CHECK(pod_manifest(r, n, "p")["spec"]["terminationGracePeriodSeconds"] == 5);
+  s.kill_grace = std::chrono::seconds(2);
+  CHECK(pod_manifest(r, n, "p")["spec"]["terminationGracePeriodSeconds"] == 2);
+  s.kill_grace = std::chrono::milliseconds(200);  // at least a second: Kubernetes' unit
+  CHECK(pod_manifest(r, n, "p")["spec"]["terminationGracePeriodSeconds"] == 1);
+}
+
 TEST_CASE("PodSpec.NamesAndLabelsAreValidKubernetesNames") {
   std::string long_run(100, 'A');
   auto n = pod_name(long_run + "_x", 123, 4);
