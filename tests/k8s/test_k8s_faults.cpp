@@ -42,11 +42,31 @@ bool apiserver_answers() {
   return k8s_get("/readyz") == "ok";
 }
 
-// Whatever happens in the case, the apiserver it stopped is running again at its end, so the
-// later cases (and the fixture's stop) find a whole cluster.
+// Every node Ready and free of taints: after the apiserver was away long enough, the node
+// controller marks the nodes unreachable (NotReady, tainted) until their kubelets report again,
+// and a case that starts meanwhile finds no node that takes Pods.
+bool nodes_ready() {
+  auto j = k8s_get_json("/api/v1/nodes");
+  if (!j.contains("items") || !j["items"].is_array() || j["items"].empty()) return false;
+  for (const auto& node : j["items"]) {
+    const auto& spec = node.value("spec", nlohmann::json::object());
+    if (spec.value("unschedulable", false) ||
+        !spec.value("taints", nlohmann::json::array()).empty())
+      return false;
+    bool ready = false;
+    for (const auto& c : node["status"].value("conditions", nlohmann::json::array()))
+      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
+    if (!ready) return false;
+  }
+  return true;
+}
+
+// Whatever happens in the case, the apiserver it stopped is running again at its end and the
+// nodes take Pods again, so the later cases (and the fixture's stop) find a whole cluster.
 struct ApiServerBack {
   ~ApiServerBack() {
     if (!apiserver_answers()) run_process({source_dir() + "/tests/k8s/cluster.sh", "start"}, "/");
+    (void)eventually([] { return nodes_ready(); }, 120);
   }
 };
 
@@ -241,6 +261,7 @@ TEST_CASE("K8s.AHungApiServerFailsTheRunBoundedToo") {
   auto kc = k8s_kubeconfig();
   if (kc.empty()) return;
   pid_t apiserver = static_cast<pid_t>(std::stol(read_file(k8s_dir() + "/run/kube-apiserver.pid")));
+  ApiServerBack back;  // destroyed after `cont`: the server continued, then its nodes Ready
   // SIGSTOP: the server's connections stay open and silent, unlike a killed one's. Continued
   // whatever happens in the case.
   struct Continue {
@@ -281,4 +302,7 @@ TEST_CASE("K8s.AHungApiServerFailsTheRunBoundedToo") {
   k8s_delete(
       "/api/v1/namespaces/default/pods?labelSelector=chorus.run%3Dapihung-1&gracePeriodSeconds=0");
   CHECK(eventually([] { return k8s_left_of_run("apihung-1") == 0; }, 60));
+  // The node controller saw the kubelets silent while the server hung: the next case needs
+  // them Ready and untainted again.
+  CHECK(eventually([] { return nodes_ready(); }, 120));
 }
