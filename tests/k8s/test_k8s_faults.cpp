@@ -42,17 +42,19 @@ bool apiserver_answers() {
   return k8s_get("/readyz") == "ok";
 }
 
-// Every node Ready and free of taints: after the apiserver was away long enough, the node
-// controller marks the nodes unreachable (NotReady, tainted) until their kubelets report again,
-// and a case that starts meanwhile finds no node that takes Pods.
+// Every node Ready, schedulable and without a taint that keeps Pods off: after the apiserver was
+// away long enough, the node controller marks the nodes unreachable (NotReady, tainted) until their
+// kubelets report again, and a case that starts meanwhile finds no node that takes Pods.
 bool nodes_ready() {
   auto j = k8s_get_json("/api/v1/nodes");
   if (!j.contains("items") || !j["items"].is_array() || j["items"].empty()) return false;
   for (const auto& node : j["items"]) {
     const auto& spec = node.value("spec", nlohmann::json::object());
-    if (spec.value("unschedulable", false) ||
-        !spec.value("taints", nlohmann::json::array()).empty())
-      return false;
+    if (spec.value("unschedulable", false)) return false;
+    // Chorus's own rule (kube::KubeNode::usable): a NoSchedule or NoExecute taint keeps its
+    // untolerating Pods off; a PreferNoSchedule one does not.
+    for (const auto& t : spec.value("taints", nlohmann::json::array()))
+      if (t.value("effect", "") != "PreferNoSchedule") return false;
     bool ready = false;
     for (const auto& c : node["status"].value("conditions", nlohmann::json::array()))
       if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
