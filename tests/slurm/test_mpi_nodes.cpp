@@ -31,15 +31,21 @@ std::map<std::string, int> ranks_per_node(const std::string& out, int size) {
   return per_node;
 }
 
-std::string node_field_of(chorus::StateStore& store, const std::string& run,
-                          const std::string& task) {
+// The node field of the task's last running attempt, and how many attempts ran.
+struct Attempts {
+  std::string node;
+  int count = 0;
+};
+Attempts attempts_of(chorus::StateStore& store, const std::string& run, const std::string& task) {
   auto events = store.events(run);
   REQUIRE(events.ok());
-  std::string node;
+  Attempts out;
   for (const auto& e : *events) {
-    if (e.name == task && e.state == chorus::TaskState::running) node = e.node;
+    if (e.name != task || e.state != chorus::TaskState::running) continue;
+    out.node = e.node;
+    ++out.count;
   }
-  return node;
+  return out;
 }
 
 }  // namespace
@@ -50,12 +56,16 @@ TEST_CASE("Slurm.MpiNodes.EightRanksOverTwoNodes") {
   const std::string hello = binary_dir() + "/tests/mpi_hello";
   // 8 ranks cannot fit one 4-CPU node: they spread over two. 'pinned' asks for exactly 2 nodes
   // for 4 ranks, which one node could hold: 2 ranks on each.
+  // retries: 1 because Debian's Open MPI 4.1.4 sometimes crashes in MPI_Init on these virtual
+  // nodes (about 1 step in 150 with 8 ranks over TCP on loopback, measured with plain srun, no
+  // chorus: a rank receives a message before its PML registered the handler; tests/slurm/README).
+  // What is tested here is placement, and every check below follows the attempts that ran.
   write_file(dir / "wf.yaml",
              "name: mpi-nodes\ntasks:\n"
-             "  - name: wide\n    kind: mpi\n    ranks: 8\n    command: [\"" +
+             "  - name: wide\n    kind: mpi\n    ranks: 8\n    retries: 1\n    command: [\"" +
                  hello +
                  "\"]\n"
-                 "  - name: pinned\n    kind: mpi\n    ranks: 4\n"
+                 "  - name: pinned\n    kind: mpi\n    ranks: 4\n    retries: 1\n"
                  "    nodes: 2\n    after: [wide]\n    command: [\"" +
                  hello + "\"]\n");
   unsigned job =
@@ -78,8 +88,9 @@ TEST_CASE("Slurm.MpiNodes.EightRanksOverTwoNodes") {
   REQUIRE(per_node.size() == 2);
   for (const auto& [node, ranks] : per_node) CHECK(ranks == 4);
   // The journal names the same two nodes with the cores held on each.
-  std::string field = node_field_of(**store, run->id, "wide");
-  for (const auto& [node, ranks] : per_node) CHECK(field.find(node + ":4") != std::string::npos);
+  const Attempts wide_attempts = attempts_of(**store, run->id, "wide");
+  for (const auto& [node, ranks] : per_node)
+    CHECK(wide_attempts.node.find(node + ":4") != std::string::npos);
 
   auto pinned =
       run_process({chorus_bin(), "logs", "--state", dir / "st", run->id, "pinned"}, dir.path());
@@ -88,17 +99,22 @@ TEST_CASE("Slurm.MpiNodes.EightRanksOverTwoNodes") {
   CHECK(per_node.size() == 2);
   for (const auto& [node, ranks] : per_node) CHECK(ranks == 2);
 
+  const Attempts pinned_attempts = attempts_of(**store, run->id, "pinned");
+  if (wide_attempts.count + pinned_attempts.count > 2)
+    MESSAGE("an MPI step was retried (Open MPI's start-up crash; see the comment above): wide ",
+            wide_attempts.count, " attempts, pinned ", pinned_attempts.count);
+
   // status --nodes counts a spread attempt on each of its nodes.
   auto nodes =
       run_process({chorus_bin(), "status", "--state", dir / "st", run->id, "--nodes"}, dir.path());
   INFO(nodes.out, nodes.err);
   CHECK(nodes.exit_code == 0);
-  // Two attempts, each on two nodes: four node-attempts in all.
+  // Each attempt on two nodes: four node-attempts when neither step was retried.
   int attempts = 0;
   const std::regex counted(R"((\d+) attempts)");
   for (std::sregex_iterator it(nodes.out.begin(), nodes.out.end(), counted), end; it != end; ++it)
     attempts += std::stoi((*it)[1]);
-  CHECK(attempts == 4);
+  CHECK(attempts == 2 * (wide_attempts.count + pinned_attempts.count));
 }
 
 TEST_CASE("Slurm.MpiNodes.TooWideForTheAllocationFailsBeforeRunning") {
