@@ -56,9 +56,9 @@ TEST_CASE("Slurm.MpiNodes.EightRanksOverTwoNodes") {
   const std::string hello = binary_dir() + "/tests/mpi_hello";
   // 8 ranks cannot fit one 4-CPU node: they spread over two. 'pinned' asks for exactly 2 nodes
   // for 4 ranks, which one node could hold: 2 ranks on each.
-  // retries: 1 because Debian's Open MPI 4.1.4 sometimes crashes in MPI_Init on these virtual
-  // nodes (about 1 step in 150 with 8 ranks over TCP on loopback, measured with plain srun, no
-  // chorus: a rank receives a message before its PML registered the handler; tests/slurm/README).
+  // retries: 1 because Debian's Open MPI 4.1.4 crashes now and then in MPI_Init on these virtual
+  // nodes (plain srun, no chorus: 2 of 294 steps of 8 ranks; a rank receives a message before its
+  // PML registered the handler, after a peer left Slurm's tree fence early; tests/slurm/README.md).
   // What is tested here is placement, and every check below follows the attempts that ran.
   write_file(dir / "wf.yaml",
              "name: mpi-nodes\ntasks:\n"
