@@ -7,9 +7,9 @@
 #include <regex>
 
 #include "runtime/store/state_store.hpp"
+#include "support/process.hpp"
 #include "support/slurm_cluster.hpp"
 #include "support/slurm_jobs.hpp"
-#include "support/process.hpp"
 
 using namespace chorus::test;
 
