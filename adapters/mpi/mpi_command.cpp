@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
 
 namespace chorus {
 
@@ -47,7 +49,8 @@ KeyValues MpirunCommand::env() const {
 
 namespace chorus {
 
-SrunMpiCommand::SrunMpiCommand(std::string srun) : srun_(std::move(srun)) {}
+SrunMpiCommand::SrunMpiCommand(std::string srun, bool nodes_share_one_host)
+    : srun_(std::move(srun)), nodes_share_one_host_(nodes_share_one_host) {}
 
 std::vector<std::string> SrunMpiCommand::argv(const TaskSpec& spec,
                                               const std::vector<NodeRanks>& where) const {
@@ -90,9 +93,13 @@ KeyValues SrunMpiCommand::env() const {
     env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT", "1");
     env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
   }
-  env.emplace_back("OMPI_MCA_btl", "self,tcp");
-  env.emplace_back("OMPI_MCA_btl_tcp_if_include", "lo");
-  env.emplace_back("OMPI_MCA_oob_tcp_if_include", "lo");
+  if (!nodes_share_one_host_) return env;
+  // Set here, not by the site: a value the user or a module exported wins.
+  for (const auto& [name, value] :
+       {std::pair{"OMPI_MCA_btl", "self,tcp"}, std::pair{"OMPI_MCA_btl_tcp_if_include", "lo"},
+        std::pair{"OMPI_MCA_oob_tcp_if_include", "lo"}}) {
+    if (std::getenv(name) == nullptr) env.emplace_back(name, value);
+  }
   return env;
 }
 

@@ -45,12 +45,14 @@ class MpirunCommand final : public MpiCommand {
 namespace chorus {
 
 // srun --mpi=pmix inside a Slurm allocation, on exactly the nodes and rank counts placement chose
-// (several nodes: --distribution=arbitrary with the node list repeated once per rank). env()
-// carries Open MPI's settings for virtual Slurm nodes sharing one host (TCP over loopback only: the
-// shared-memory transport collides across them).
+// (several nodes: --distribution=arbitrary with the node list repeated once per rank).
+// env() leaves Open MPI's transports to Open MPI and the site, except for virtual Slurm nodes that
+// share one host (`nodes_share_one_host`, as tests/slurm/cluster.sh makes them): there the
+// shared-memory transport collides across nodes and only loopback reaches the other "nodes", so
+// it asks for TCP over lo, unless this process's environment already sets the variable.
 class SrunMpiCommand final : public MpiCommand {
  public:
-  explicit SrunMpiCommand(std::string srun = "srun");
+  explicit SrunMpiCommand(std::string srun = "srun", bool nodes_share_one_host = false);
   // srun --mpi=pmix --nodes=K --ntasks=R --cpus-per-task=C --nodelist=... <command>
   std::vector<std::string> argv(const TaskSpec& spec,
                                 const std::vector<NodeRanks>& where) const override;
@@ -58,6 +60,7 @@ class SrunMpiCommand final : public MpiCommand {
 
  private:
   std::string srun_;
+  bool nodes_share_one_host_ = false;
 };
 
 }  // namespace chorus

@@ -345,6 +345,28 @@ Result<SlurmPartitionInfo> SlurmClient::partition(const std::string& name) {
   return *found;
 }
 
+Result<std::vector<std::string>> SlurmClient::node_addresses(std::span<const std::string> names) {
+  node_info_msg_t* msg = nullptr;
+  if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+    int err = slurm_get_errno();
+    return slurm_error("cannot read the Slurm nodes", err, config_path_);
+  }
+  std::unordered_map<std::string, std::string> address_of;
+  for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+    const node_info_t& n = msg->node_array[i];
+    if (n.name == nullptr) continue;
+    address_of[n.name] = n.node_addr != nullptr ? n.node_addr : n.name;
+  }
+  slurm_free_node_info_msg(msg);
+  std::vector<std::string> out;
+  out.reserve(names.size());
+  for (const auto& name : names) {
+    auto it = address_of.find(name);
+    out.push_back(it == address_of.end() ? std::string() : it->second);
+  }
+  return out;
+}
+
 Status SlurmClient::cancel(std::uint32_t job_id) {
   if (slurm_kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS) return {};
   int err = slurm_get_errno();

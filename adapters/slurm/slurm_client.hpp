@@ -109,6 +109,11 @@ class SlurmClient {
   // are, unavailable when the controller cannot be reached.
   Result<SlurmPartitionInfo> partition(const std::string& name);
 
+  // The address of each node in `names` (Slurm's NodeAddr: what other nodes reach it at), in
+  // that order, with ONE controller query (slurm_load_node); "" for a node the controller does
+  // not know. Errors: unavailable when the controller cannot be reached.
+  Result<std::vector<std::string>> node_addresses(std::span<const std::string> names);
+
   // Ends the job and all its steps (SIGKILL, as scancel does). Idempotent: a job that has
   // already finished is not an error. Errors: not_found for a job id the controller does not
   // know, unavailable when the controller cannot be reached.

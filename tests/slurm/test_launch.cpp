@@ -11,8 +11,8 @@
 #include "adapters/mpi/mpi_command.hpp"
 #include "adapters/slurm/srun_launcher.hpp"
 #include "runtime/store/state_store.hpp"
-#include "support/slurm_cluster.hpp"
 #include "support/process.hpp"
+#include "support/slurm_cluster.hpp"
 
 using namespace chorus::test;
 
@@ -152,7 +152,25 @@ TEST_CASE("Slurm.Launch.StepCommandsNameTheNodeAndCores") {
                                        "./hello",
                                        "a b"};
   CHECK(mpi.argv(spec, {{"n2", 3}, {"n4", 2}}) == spread_want);
-  bool lo_only = false;
-  for (const auto& [k, v] : mpi.env()) lo_only |= k == "OMPI_MCA_btl_tcp_if_include" && v == "lo";
-  CHECK(lo_only);
+  // Separate hosts (a real cluster): Open MPI and the site choose the transports.
+  auto names = [](const chorus::KeyValues& env) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : env) {
+      if (k.rfind("OMPI_MCA_", 0) == 0) out.push_back(k + "=" + v);
+    }
+    return out;
+  };
+  CHECK(names(mpi.env()).empty());
+  // Virtual nodes of one host: TCP over loopback, unless this process's environment says else.
+  chorus::SrunMpiCommand one_host("srun", true);
+  unsetenv("OMPI_MCA_btl");
+  unsetenv("OMPI_MCA_btl_tcp_if_include");
+  unsetenv("OMPI_MCA_oob_tcp_if_include");
+  CHECK(names(one_host.env()) == std::vector<std::string>{"OMPI_MCA_btl=self,tcp",
+                                                          "OMPI_MCA_btl_tcp_if_include=lo",
+                                                          "OMPI_MCA_oob_tcp_if_include=lo"});
+  setenv("OMPI_MCA_btl", "self,vader,tcp", 1);
+  CHECK(names(one_host.env()) == std::vector<std::string>{"OMPI_MCA_btl_tcp_if_include=lo",
+                                                          "OMPI_MCA_oob_tcp_if_include=lo"});
+  unsetenv("OMPI_MCA_btl");
 }

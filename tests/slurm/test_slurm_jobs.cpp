@@ -16,8 +16,9 @@
 #include <regex>
 
 #include "adapters/slurm/allocation.hpp"
-#include "support/slurm_cluster.hpp"
+#include "adapters/slurm/slurm_client.hpp"
 #include "support/process.hpp"
+#include "support/slurm_cluster.hpp"
 
 using namespace chorus::test;
 
@@ -129,6 +130,18 @@ tasks:
     CHECK(std::regex_match(n.name, std::regex("n[1-4]")));
     CHECK(n.capacity.cores >= 1);
   }
+}
+
+// Node addresses from the controller: what chorus launch reads to tell virtual nodes of one host
+// (Open MPI's transports, adapters/mpi/mpi_command.hpp) from separate hosts.
+TEST_CASE("Slurm.Nodes.AddressesComeFromTheController") {
+  Cluster::get();
+  auto client = chorus::SlurmClient::open();
+  REQUIRE(client.ok());
+  const std::vector<std::string> names{"n1", "n4", "no-such-node"};
+  auto addresses = (*client)->node_addresses(names);
+  REQUIRE(addresses.ok());
+  CHECK(*addresses == std::vector<std::string>{"127.0.0.1", "127.0.0.1", ""});
 }
 
 TEST_CASE("Slurm.Cancel.SleepingJobEndsCancelled") {
