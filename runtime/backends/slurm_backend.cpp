@@ -5,7 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "adapters/mpi/mpi_launcher.hpp"
+#include "adapters/slurm/slurm_client.hpp"
 #include "adapters/slurm/srun_launcher.hpp"
 #include "core/host_name.hpp"
 #include "runtime/backends/fixed_nodes_backend.hpp"
@@ -27,8 +30,24 @@ std::string ipv4_of(const std::string& name) {
   return ip;
 }
 
-std::unique_ptr<Launcher> srun_mpi(Duration kill_grace) {
-  return std::make_unique<MpiLauncher>(std::make_unique<SrunMpiCommand>(),
+// Whether the allocation's nodes are virtual nodes of one host: Slurm gives them all the same
+// NodeAddr (tests/slurm/cluster.sh: 127.0.0.1). One controller query, when the backend is made.
+// A controller that does not answer counts as separate hosts: Open MPI then chooses its
+// transports, as it does on a real cluster.
+bool nodes_share_one_host(const std::vector<NodeInfo>& nodes) {
+  if (nodes.size() < 2) return false;
+  auto client = SlurmClient::open();
+  if (!client.ok()) return false;
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n.name);
+  auto addresses = (*client)->node_addresses(names);
+  if (!addresses.ok() || addresses->empty() || addresses->front().empty()) return false;
+  return std::all_of(addresses->begin(), addresses->end(),
+                     [&](const std::string& a) { return a == addresses->front(); });
+}
+
+std::unique_ptr<Launcher> srun_mpi(Duration kill_grace, bool one_host) {
+  return std::make_unique<MpiLauncher>(std::make_unique<SrunMpiCommand>("srun", one_host),
                                        LocalLauncherOptions{kill_grace});
 }
 
@@ -39,7 +58,7 @@ class SrunStepsBackend final : public FixedNodesBackend {
       : FixedNodesBackend(o.allocation.nodes),
         srun_(LocalLauncherOptions{o.kill_grace}),
         functions_(function_pool_threads(o.function_threads)),
-        mpi_(srun_mpi(o.kill_grace)) {}
+        mpi_(srun_mpi(o.kill_grace, nodes_share_one_host(o.allocation.nodes))) {}
   std::string_view name() const override { return "slurm"; }
   LauncherTable launchers() override { return launcher_table(srun_, functions_, *mpi_); }
 
@@ -99,7 +118,7 @@ std::unique_ptr<ExecutionBackend> make_slurm_backend(SlurmBackendOptions options
   ao.starter = std::make_unique<SrunAgentStep>(options.allocation.nodes.size(), options.chorus,
                                                duration_argument(options.agent_wait),
                                                options.node_logs, options.kill_grace);
-  ao.mpi = srun_mpi(options.kill_grace);
+  ao.mpi = srun_mpi(options.kill_grace, nodes_share_one_host(options.allocation.nodes));
   ao.name = "slurm";
   return make_agents_backend(std::move(ao));
 }
