@@ -49,7 +49,8 @@ namespace chorus {
 // env() leaves Open MPI's transports to Open MPI and the site, except for virtual Slurm nodes that
 // share one host (`nodes_share_one_host`, as tests/slurm/cluster.sh makes them): there the
 // shared-memory transport collides across nodes and only loopback reaches the other "nodes", so
-// it asks for TCP over lo, unless this process's environment already sets the variable.
+// it asks for TCP over lo, unless this process's environment already sets the variable (and
+// MpiLauncher lets the task's own `env:` win over it too).
 class SrunMpiCommand final : public MpiCommand {
  public:
   explicit SrunMpiCommand(std::string srun = "srun", bool nodes_share_one_host = false);

@@ -1,5 +1,6 @@
 #include "adapters/mpi/mpi_launcher.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 namespace chorus {
@@ -29,7 +30,13 @@ Result<TaskSpec> MpiLauncher::rewrite(const LaunchRequest& request) const {
                          ? command_->argv(spec, {NodeRanks{request.node, spec.ranks}})
                          : command_->argv(spec, request.spread);
   starter.cmd.shell.clear();
-  for (auto& kv : command_->env()) starter.env.push_back(std::move(kv));
+  // The starter's settings go under the task's own: a variable the task's `env:` sets wins (the
+  // launcher applies the last value of a name).
+  for (auto& kv : command_->env()) {
+    const bool own = std::any_of(spec.env.begin(), spec.env.end(),
+                                 [&](const auto& e) { return e.first == kv.first; });
+    if (!own) starter.env.push_back(std::move(kv));
+  }
   return starter;
 }
 

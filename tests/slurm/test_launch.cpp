@@ -48,6 +48,12 @@ TEST_CASE("Slurm.Launch.TasksRunAsStepsOnEveryNodeOfTheAllocation") {
   }
   tasks += "  - name: hello\n    kind: mpi\n    ranks: 2\n    command: [\"" + binary_dir() +
            "/tests/mpi_hello\"]\n";
+  // What an MPI step's environment holds on these virtual nodes of one host: chorus's loopback
+  // settings, except where the task's own env says else (127.0.0.0/8 is lo, as Open MPI reads it).
+  tasks +=
+      "  - name: ompi\n    kind: mpi\n    ranks: 1\n"
+      "    env: {OMPI_MCA_oob_tcp_if_include: 127.0.0.0/8}\n"
+      "    command: 'echo btl=$OMPI_MCA_btl oob=$OMPI_MCA_oob_tcp_if_include'\n";
   write_file(dir / "wf.yaml", "name: spread\ntasks:\n" + tasks);
 
   // --exclusive: a plain -N 2 gets one CPU per node, where a 2-core task can never run.
@@ -95,6 +101,11 @@ TEST_CASE("Slurm.Launch.TasksRunAsStepsOnEveryNodeOfTheAllocation") {
   INFO(logs.out, logs.err);
   CHECK(logs.out.find("rank 0 of 2") != std::string::npos);
   CHECK(logs.out.find("rank 1 of 2") != std::string::npos);
+
+  auto ompi =
+      run_process({chorus_bin(), "logs", "--state", dir / "st", run->id, "ompi"}, dir.path());
+  INFO(ompi.out, ompi.err);
+  CHECK(ompi.out.find("btl=self,tcp oob=127.0.0.0/8\n") != std::string::npos);
 }
 
 TEST_CASE("Slurm.Launch.OutsideAnAllocationExits2") {
