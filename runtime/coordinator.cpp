@@ -450,12 +450,14 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
   }
 
   // Places queued tasks while they fit; stops at the first that does not fit now (strict order:
-  // the queue policy decides what may overtake what).
+  // the queue policy decides what may overtake what), or passes over one that waits for a busy
+  // node by its placement policy's choice when the queue policy allows it (policy.hpp).
   void dispatch() {
     if (queue_.size() == 0) return;
     auto t = now();
     if (!in_place_.empty()) dispatch_in_place(t);
     ClusterView view{cluster_.views(), t};
+    queue_.begin_pass();
     while (true) {
       auto next = queue_.next(view);
       if (!next) return;
@@ -468,7 +470,11 @@ class Coordinator::Impl final : public TaskSubmitter, private ServiceLifecycle::
         // Not now: wait for resources to free up, unless only services hold them (they end only
         // when the work that needs them is done, so they never would).
         const bool later = where.fit == Fit::later;
-        if (later && (where.waiting_for_better || !only_ready_services_running())) return;
+        if (later && where.waiting_for_better) {
+          if (queue_.pass_over(spec.id)) continue;
+          return;
+        }
+        if (later && !only_ready_services_running()) return;
         queue_.remove(spec.id);
         std::string why = later ? blocked_by_services_message(spec) : std::move(where.why);
         finish(spec.id, TaskState::failed, -1, why, t);

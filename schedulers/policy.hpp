@@ -41,6 +41,16 @@ struct ClusterView {
 // Orders ready tasks. The coordinator calls on_ready when a task's dependencies are done, next()
 // to ask which task should be placed now (it stays queued), and on_start when it was placed (the
 // policy removes it). remove() takes out a queued task that will not run (cancelled).
+//
+// Passing over a waiting task. The order is strict: the caller stops at a task that does not fit
+// now (no backfill: a large task is never starved by small ones). One case is not about fit: the
+// placement policy would rather wait for a busy node than take a free one
+// (PlacementPolicy::waits_for_better, Placement::waiting_for_better). For that task the caller
+// asks pass_over(task) (`task` is what next() just named): true lets the next next() calls of
+// this dispatch pass name the tasks behind it, which may take the free nodes it declined; it
+// keeps its place, so begin_pass() (at the start of every dispatch pass) puts it first again and
+// it takes the node it waits for as soon as that frees. false (the default; and when a policy's
+// bound on passed tasks is reached) keeps the strict order: the caller stops there.
 class QueuePolicy {
  public:
   virtual ~QueuePolicy() = default;
@@ -52,6 +62,8 @@ class QueuePolicy {
                          TimePoint /*now*/) {}
   virtual void remove(TaskId task) = 0;
   virtual std::size_t size() const = 0;
+  virtual void begin_pass() {}
+  virtual bool pass_over(TaskId /*task*/) { return false; }
 };
 
 enum class Fit : std::uint8_t {
@@ -93,9 +105,10 @@ class PlacementPolicy {
   // Batch path, once per single-node decision, after `best` (score `best_score`) was chosen
   // among the nodes that fit now: true leaves the task queued (Fit::later, waiting_for_better)
   // because a node in `busy` (where it fits once others finish) is predicted to finish it
-  // sooner. The coordinator's strict order then holds the tasks behind it too, until its next
-  // dispatch (every loop turn). A policy that predicts times notes `best`'s due time when it
-  // answers false (the task is placed there). The default never waits.
+  // sooner. The caller then asks the queue to pass over it (QueuePolicy::pass_over): the tasks
+  // behind it may take the free nodes, and it comes first again at the next dispatch pass (every
+  // loop turn); a queue that cannot pass over holds them too. A policy that predicts times notes
+  // `best`'s due time when it answers false (the task is placed there). The default never waits.
   virtual bool waits_for_better(const TaskSpec& /*task*/, const NodeView& /*best*/,
                                 double /*best_score*/, std::span<const NodeView* const> /*busy*/,
                                 TimePoint /*now*/) const {

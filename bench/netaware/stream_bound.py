@@ -20,7 +20,9 @@ same times:
   estimated time there; a task whose best node is busy waits for it (strict order, as the
   coordinator's queue), its due time read from the running job's estimate; a node past its due
   time is not waited for (as the policy's `wait` option); eft-now waits for it as if it were
-  freeing now, eft-overrun as if it ran as long again as it has overrun;
+  freeing now, eft-overrun as if it ran as long again as it has overrun; eft-pass lets the jobs
+  behind a waiting one take the free nodes (the queue passes over it, QueuePolicy::pass_over)
+  and it keeps its place;
 - greedy-floor, greedy-telemetry: greedy whose estimate floors the link at 5% (the policy's
   kMinFreeShare) instead of the fitted floor, and -telemetry also counts the node's own jobs'
   traffic of the last second as background (what a once-a-second interface counter reports).
@@ -152,8 +154,9 @@ def simulate(policy, seed, sigma, m, gap, count, period, host_cores=0.0, host_ex
             waiting.append(k)
         else:
             busy[k] = False
-        while waiting:
-            job = waiting[0]
+        pos = 0  # eft-pass: the waiting tasks passed over in this pass are before it
+        while pos < len(waiting):
+            job = waiting[pos]
             free = [i for i in range(len(NODES)) if not busy[i]]
             if not free:
                 break
@@ -167,8 +170,11 @@ def simulate(policy, seed, sigma, m, gap, count, period, host_cores=0.0, host_ex
                     ends = [(free_at(i, now) + estimate(job, i, now), i) for i in range(len(NODES))
                             if busy[i] and free_at(i, now) is not None]
                     if ends and min(ends)[0] < now + estimate(job, node, now):
+                        if policy == "eft-pass":
+                            pos += 1  # passed over: the jobs behind it may take free nodes
+                            continue
                         break  # its best node is busy: wait for it (and hold the queue)
-            waiting.pop(0)
+            waiting.pop(pos)
             choice[len(free)] += 1
             took = true_time(job, node, now)
             if host_cores > 0:
@@ -221,7 +227,8 @@ def main():
             {"policy": "random", "sigma": None, "mean_s": rand, "nodes": rand_counts,
              "free": rand_free}]
     for sigma in sigmas:
-        for policy in ["greedy", "eft", "eft-now", "eft-overrun", "greedy-floor", "greedy-telemetry"]:
+        for policy in ["greedy", "eft", "eft-pass", "eft-now", "eft-overrun", "greedy-floor",
+                       "greedy-telemetry"]:
             mean, nodes, free = median_of(policy, sigma)
             rows.append({"policy": policy, "sigma": sigma, "mean_s": mean, "nodes": nodes,
                          "free": free})

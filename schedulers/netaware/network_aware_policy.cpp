@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "schedulers/placement/least_allocated.hpp"
@@ -38,7 +39,7 @@ std::vector<OptionSpec> NetworkAwarePolicy::option_specs() {
           {"max_age", OptionKind::duration},
           {"max_stale", OptionKind::duration},
           {"prefilter", OptionKind::number},
-          {"wait", OptionKind::number}};
+          {"wait", OptionKind::text}};
 }
 
 Result<std::unique_ptr<PlacementPolicy>> NetworkAwarePolicy::from_args(PolicyArgs& args) {
@@ -62,14 +63,19 @@ Result<std::unique_ptr<PlacementPolicy>> NetworkAwarePolicy::from_args(PolicyArg
       o.prefilter = static_cast<std::size_t>(*n);
     }
   }
-  if (auto w = args.number("wait")) {
-    if (!(*w >= 0 && *w < 1)) {
-      args.fail(args.find("wait")->value.at,
-                "'wait' of " + args.policy() +
-                    " is the gain a busy node must promise, a fraction in [0, 1), got " +
-                    args.find("wait")->value.text);
+  if (const OptionEntry* e = args.find("wait")) {
+    const std::string& text = e->value.text;
+    char* end = nullptr;
+    const double w = std::strtod(text.c_str(), &end);
+    if (text == "off") {
+      o.wait = -1;
+    } else if (text.empty() || *end != '\0' || !(w >= 0 && w < 1)) {
+      args.fail(e->value.at, "'wait' of " + args.policy() +
+                                 " is the gain a busy node must promise, a fraction in [0, 1), "
+                                 "or 'off' (never wait for a busy node), got '" +
+                                 text + "'");
     } else {
-      o.wait = *w;
+      o.wait = w;
     }
   }
   if (auto path = args.text("model")) {
@@ -184,6 +190,10 @@ bool NetworkAwarePolicy::waits_for_better(const TaskSpec& task, const NodeView& 
   const double best_s = tier == 0 ? -best_score : -(best_score + kTier);
   const auto index = [](const NodeView& n) { return static_cast<std::size_t>(n.index); };
   FeatureVector f;
+  // The model's predictions here are bounded as in score_all (`prefilter` of them); past that
+  // a busy node is judged by its analytic estimate, so a large busy cluster stays within the
+  // decision budget.
+  std::size_t predicted = 0;
   for (const NodeView* n : busy) {
     if (index(*n) >= due_.size()) continue;
     auto& dues = due_[index(*n)];
@@ -197,9 +207,12 @@ bool NetworkAwarePolicy::waits_for_better(const TaskSpec& task, const NodeView& 
     double age;
     const double a = analytic(task, *n, now, f, basis, age);
     if (basis == Basis::fallback) continue;
-    const double there = options_.model != nullptr && basis == Basis::analytic
-                             ? static_cast<double>(options_.model->predict_s(f))
-                             : a;
+    double there = a;
+    if (options_.model != nullptr && basis == Basis::analytic && predicted < options_.prefilter) {
+      ++predicted;
+      const double p = options_.model->predict_s(f);
+      if (std::isfinite(p)) there = p;
+    }
     if (seconds(free_at - now) + there < (1 - options_.wait) * best_s) return true;
   }
   // Placed on `best`: note when it is due to end there.

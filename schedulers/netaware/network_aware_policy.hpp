@@ -26,12 +26,14 @@
 //   max_age: 30s     telemetry older than this is stale.
 //   max_stale: 5m    telemetry older than this is not used at all (the fallback).
 //   prefilter: 32    how many nodes the model sees per decision (1..256).
-//   wait: 0.1        (off by default) leave a task queued when a busy node is predicted to
-//                    finish it sooner: its due time (when the task this policy placed there
-//                    is predicted to end) + its estimate there < (1 - wait) x the best free
-//                    node's estimate. An earliest-finish-time rule; with the coordinator's
-//                    strict order the tasks behind it wait too. A node past its due time, or
-//                    with no due time known (a task another path placed), is never waited for.
+//   wait: 0          leave a task queued when a busy node is predicted to finish it sooner:
+//                    its due time (when the task this policy placed there is predicted to
+//                    end) + its estimate there < (1 - wait) x the best free node's estimate.
+//                    An earliest-finish-time rule; the queue passes over the waiting task
+//                    (QueuePolicy::pass_over), so the tasks behind it may take the free nodes
+//                    it declined, and it comes first again when the node frees. A node past
+//                    its due time, or with no due time known (a task another path placed), is
+//                    never waited for. `off`: never wait (the default until 2026-12-08).
 #pragma once
 
 #include <cstddef>
@@ -58,7 +60,7 @@ class NetworkAwarePolicy final : public PlacementPolicy {
     Duration max_age = std::chrono::seconds(30);
     Duration max_stale = std::chrono::minutes(5);
     std::size_t prefilter = 32;
-    double wait = -1;                       // < 0: never wait for a busy node
+    double wait = 0;                        // < 0 (`wait: off`): never wait for a busy node
     std::vector<std::string> source_names;  // by SourceId, for the basis's words
   };
 

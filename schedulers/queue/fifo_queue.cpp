@@ -1,5 +1,7 @@
 #include "schedulers/queue/fifo_queue.hpp"
 
+#include <algorithm>
+
 namespace chorus {
 
 void FifoQueue::on_ready(const TaskSpec& task, TimePoint /*now*/) {
@@ -17,7 +19,27 @@ void FifoQueue::drop_removed_head() {
 std::optional<TaskId> FifoQueue::next(const ClusterView& /*cluster*/) {
   drop_removed_head();
   if (order_.empty()) return std::nullopt;
-  return order_.front();
+  if (passed_.empty()) return order_.front();
+  // Behind the passed tasks: the first entry that is neither removed nor passed. Tasks started
+  // from behind a passed one stay in the deque (removed) until they reach the head, hence the
+  // bound: past it the order is strict again.
+  const std::size_t end = std::min(order_.size(), kScan);
+  for (std::size_t i = 0; i < end; ++i) {
+    const TaskId t = order_[i];
+    if (!removed_[t] && !passed(t)) return t;
+  }
+  return std::nullopt;
+}
+
+bool FifoQueue::passed(TaskId task) const {
+  return std::find(passed_.begin(), passed_.end(), task) != passed_.end();
+}
+
+bool FifoQueue::pass_over(TaskId task) {
+  // Named again (a queue bug) or the bound reached: stop, strict, rather than loop.
+  if (passed_.size() == kMaxPassed || passed(task)) return false;
+  passed_.push_back(task);
+  return true;
 }
 
 void FifoQueue::on_start(const TaskSpec& task, TimePoint /*now*/) {

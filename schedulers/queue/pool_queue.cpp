@@ -150,6 +150,22 @@ void PoolQueue::on_ready(const TaskSpec& task, TimePoint /*now*/) {
 }
 
 std::optional<TaskId> PoolQueue::next(const ClusterView& /*cluster*/) {
+  if (!passed_.empty()) {
+    // Pools in order, past those whose front task was passed over (their later tasks come
+    // after it anyway). Only the lazy pops of started or removed tasks here: the sets stay.
+    for (const Key& key : ready_pools_) {
+      Job& j = jobs_[std::get<3>(*pools_[std::get<3>(key)].jobs.begin())];
+      const std::uint32_t job = static_cast<std::uint32_t>(&j - jobs_.data());
+      while (!j.queued.empty() &&
+             (!queued_[j.queued.front()] || job_of_task_[j.queued.front()] != job)) {
+        j.queued.pop_front();
+      }
+      if (j.queued.empty()) continue;
+      const TaskId t = j.queued.front();
+      if (std::find(passed_.begin(), passed_.end(), t) == passed_.end()) return t;
+    }
+    return std::nullopt;
+  }
   while (!ready_pools_.empty()) {
     std::uint32_t pool = std::get<3>(*ready_pools_.begin());
     Pool& p = pools_[pool];
@@ -166,6 +182,15 @@ std::optional<TaskId> PoolQueue::next(const ClusterView& /*cluster*/) {
     refresh_pool(pool);
   }
   return std::nullopt;
+}
+
+bool PoolQueue::pass_over(TaskId task) {
+  // Named again (a queue bug) or the bound reached: stop, strict, rather than loop.
+  if (passed_.size() == kMaxPassed ||
+      std::find(passed_.begin(), passed_.end(), task) != passed_.end())
+    return false;
+  passed_.push_back(task);
+  return true;
 }
 
 void PoolQueue::on_start(const TaskSpec& task, TimePoint /*now*/) {

@@ -52,6 +52,11 @@ class PoolQueue : public QueuePolicy {
   void on_finish(const TaskSpec& task, TaskState outcome, Duration ran_for, TimePoint now) override;
   void remove(TaskId task) override;
   std::size_t size() const override { return size_; }
+  // A passed-over task (policy.hpp) sets its pool aside for the pass: the next pool in order.
+  void begin_pass() override { passed_.clear(); }
+  bool pass_over(TaskId task) override;
+
+  static constexpr std::size_t kMaxPassed = 16;
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -99,6 +104,7 @@ class PoolQueue : public QueuePolicy {
   std::vector<std::uint32_t> job_of_task_;  // by task id: queued or running
   std::vector<std::uint8_t> queued_;        // by task id
   std::size_t size_ = 0;
+  std::vector<TaskId> passed_;  // passed over in this dispatch pass
 };
 
 }  // namespace chorus

@@ -34,6 +34,8 @@ class UserCapQueue final : public QueuePolicy {
   void on_finish(const TaskSpec& task, TaskState outcome, Duration ran_for, TimePoint now) override;
   void remove(TaskId task) override;
   std::size_t size() const override { return inner_->size() + held_; }
+  void begin_pass() override { inner_->begin_pass(); }
+  bool pass_over(TaskId task) override { return inner_->pass_over(task); }
 
   // Tasks held back now (for tests and status).
   std::size_t held() const { return held_; }

@@ -568,7 +568,8 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
   // With the lane holding long jobs back, the first flow whose best job is short: the flows
   // passed over are set aside and put back (at most kLaneScan of them; a decision with the
   // cluster nearly full, so rare). A flow's later jobs are not looked at: a user's short job
-  // comes before its own long ones in its chain anyway.
+  // comes before its own long ones in its chain anyway. A flow whose front task was passed over
+  // in this dispatch pass (pass_over) is set aside the same way.
   std::optional<TaskId> found;
   lane_passed_.clear();
   while (!ready_flows_.empty()) {
@@ -584,7 +585,9 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
       unmark_ready(job);  // republishes the flow (or withdraws it): `top` is stale now
       continue;
     }
-    if (!lane_on() || !holds_back(j)) {
+    const bool passed = !passed_.empty() && std::find(passed_.begin(), passed_.end(),
+                                                      j.queued.front()) != passed_.end();
+    if (!passed && (!lane_on() || !holds_back(j))) {
       found = j.queued.front();
       break;
     }
@@ -594,6 +597,15 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
   }
   for (const FlowReadyEntry& e : lane_passed_) ready_flows_.push(e);
   return found;
+}
+
+bool VirtualFairQueue::pass_over(TaskId task) {
+  // Named again (a queue bug) or the bound reached: stop, strict, rather than loop.
+  if (passed_.size() == kMaxPassed ||
+      std::find(passed_.begin(), passed_.end(), task) != passed_.end())
+    return false;
+  passed_.push_back(task);
+  return true;
 }
 
 void VirtualFairQueue::on_start(const TaskSpec& task, TimePoint now) {

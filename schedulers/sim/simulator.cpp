@@ -365,6 +365,7 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
     if (network != nullptr)
       write_network_facts(*network, cluster, state, to_seconds(now), transfers);
     ClusterView view{state.views(), to_time(now)};
+    queue.begin_pass();
     while (queue.size() > 0) {
       auto next = queue.next(view);
       if (!next) return;
@@ -375,7 +376,12 @@ Result<SimResult> simulate(const Workload& workload, const SimCluster& cluster, 
       }
       TaskSpec& spec = spec_of(*next);
       Placement where = step.place(spec, state, to_time(now));
-      if (where.fit != Fit::now) return;  // not now (never was ruled out up front)
+      if (where.fit != Fit::now) {
+        // Not now (never was ruled out up front); a task waiting for a busy node by the
+        // placement policy's choice is passed over when the queue policy allows it.
+        if (where.waiting_for_better && queue.pass_over(*next)) continue;
+        return;
+      }
       queue.on_start(spec, to_time(now));
       // A data task on one node with a modelled network: its features as the policy saw them.
       const bool modelled = network != nullptr && !spec.data.empty() && where.shares.empty();

@@ -94,6 +94,7 @@ TEST_CASE("Runtime.PlacementJournal.RecordsRideWithTheRunningEvent") {
   FifoQueue queue;
   NetworkAwarePolicy::Options o;
   o.source_names = {"store1"};
+  o.wait = -1;  // `wait: off`: b takes the next best node rather than wait for the fast one
   NetworkAwarePolicy placement(o);
   CancelToken cancel;
   const std::vector<NodeInfo> nodes{NodeInfo{"slow", {2, 0, 0}}, NodeInfo{"fast", {2, 0, 0}},

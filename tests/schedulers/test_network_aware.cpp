@@ -475,24 +475,34 @@ TEST_CASE("Schedulers.NetworkAware.WaitsForABusyNodeDueSoonThatFinishesSooner") 
   const Placement p3 = step.place(fetch_task(), c, kNow + 10s);
   CHECK(p3.fit == Fit::now);
   CHECK(p3.node == 1);
-  // Without the option the policy never waits.
-  NetworkAwarePolicy plain = analytic_policy();
+  // With `wait: off` the policy never waits.
+  NetworkAwarePolicy::Options off;
+  off.source_names = {"store1"};
+  off.wait = -1;
+  NetworkAwarePolicy plain(off);
   PlacementStep plain_step(plain);
   const Placement p4 = plain_step.place(fetch_task(), c, kNow + 100ms);
   CHECK(p4.fit == Fit::now);
   CHECK(p4.node == 1);
 }
 
-TEST_CASE("Schedulers.NetworkAware.WaitOptionIsAFractionBelowOne") {
-  for (const char* bad : {"1.5", "-0.1", "1"}) {
+TEST_CASE("Schedulers.NetworkAware.WaitOptionIsAFractionBelowOneOrOff") {
+  for (const char* bad : {"1.5", "-0.1", "1", "of", "0.1s", ""}) {
+    CAPTURE(bad);
     auto r = make("network-aware", {option("wait", bad)});
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().message().find("'wait' of placement policy 'network-aware' is the gain a "
-                                    "busy node must promise, a fraction in [0, 1)") !=
-          std::string::npos);
+                                    "busy node must promise, a fraction in [0, 1), or 'off' "
+                                    "(never wait for a busy node), got '" +
+                                    std::string(bad) + "'") != std::string::npos);
   }
   auto r = make("network-aware", {option("wait", "0.1")});
   REQUIRE(r.ok());
   CHECK(dynamic_cast<const NetworkAwarePolicy&>(**r).options().wait == doctest::Approx(0.1));
-  CHECK(analytic_policy().options().wait < 0);  // off by default
+  auto off = make("network-aware", {option("wait", "off")});
+  REQUIRE(off.ok());
+  CHECK(dynamic_cast<const NetworkAwarePolicy&>(**off).options().wait < 0);
+  auto plain = make("network-aware", {});
+  REQUIRE(plain.ok());
+  CHECK(dynamic_cast<const NetworkAwarePolicy&>(**plain).options().wait == 0);  // the default
 }

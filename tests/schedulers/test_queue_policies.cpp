@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,44 @@ TEST_CASE("Schedulers.Queues.EveryBuiltinReturnsEachTaskOnceAndSkipsRemoved") {
     }
     CHECK((*q)->size() == 0);
     for (int i = 0; i < 30; ++i) CHECK(seen[i] == (i == 7 || i == 12 ? 0 : 1));
+  }
+}
+
+TEST_CASE("Schedulers.Queues.APassedOverTaskLetsOthersByAndComesFirstAgain") {
+  // policy.hpp: a task that waits for a busy node by its placement policy's choice is passed
+  // over for the rest of the dispatch pass and named first again in the next one.
+  auto reg = PolicyRegistry::with_builtins();
+  for (const auto& name : reg.queue_names()) {
+    CAPTURE(name);
+    auto q = reg.make_queue(name);
+    REQUIRE(q.ok());
+    Harness h(64);
+    for (int i = 0; i < 20; ++i) h.add(**q, "u" + std::to_string(i), "", 1.0, i * 0.01);
+    (*q)->begin_pass();
+    const auto first = h.next(**q, 1);
+    REQUIRE(first.has_value());
+    REQUIRE((*q)->pass_over(*first));
+    CHECK_FALSE((*q)->pass_over(*first));  // named again: the caller stops rather than loops
+    const auto second = h.next(**q, 1);
+    REQUIRE(second.has_value());
+    CHECK(*second != *first);
+    (*q)->on_start(h.tasks[*second], h.time(1));
+    (*q)->begin_pass();
+    CHECK(h.next(**q, 1) == first);  // kept its place
+    // At most 16 passed over per pass; past that the order is strict again.
+    (*q)->begin_pass();
+    std::set<TaskId> passed;
+    for (int i = 0; i < 16; ++i) {
+      const auto id = h.next(**q, 1);
+      REQUIRE(id.has_value());
+      CHECK(passed.insert(*id).second);
+      CHECK((*q)->pass_over(*id));
+    }
+    const auto seventeenth = h.next(**q, 1);
+    REQUIRE(seventeenth.has_value());
+    CHECK(passed.count(*seventeenth) == 0);
+    CHECK_FALSE((*q)->pass_over(*seventeenth));
+    CHECK((*q)->size() == 19);
   }
 }
 

@@ -455,3 +455,51 @@ TEST_CASE("Schedulers.Sim.NegativeJobWeightIsAClearError") {
   REQUIRE(!csv.ok());
   CHECK(contains(csv.status().message(), "w.csv:2: job 'j1' has weight 0"));
 }
+
+namespace {
+
+// A placement seam: node 0 is best for every task, and user "patient"'s tasks would rather wait
+// for it than take another node (PlacementPolicy::waits_for_better); the others take any.
+class PatientForNodeZero final : public PlacementPolicy {
+ public:
+  std::string_view name() const override { return "patient-for-node-0"; }
+  Fit filter(const TaskSpec& task, const NodeView& node) const override {
+    return fit_by_resources(task, node);
+  }
+  double score(const TaskSpec& /*task*/, const NodeView& node) const override {
+    return -node.index;
+  }
+  bool batch_scores() const override { return true; }
+  bool waits_for_better(const TaskSpec& task, const NodeView& /*best*/, double /*best_score*/,
+                        std::span<const NodeView* const> busy, TimePoint /*now*/) const override {
+    if (task.user != "patient") return false;
+    return std::any_of(busy.begin(), busy.end(), [](const NodeView* n) { return n->index == 0; });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Schedulers.Sim.ATaskWaitingForABusyNodeIsPassedOverAndKeepsItsPlace") {
+  // Two 1-core nodes. "long" holds node 0 for 10 s; at 1 s "patient" would rather wait for it
+  // than take node 1; at 1.5 s "other" arrives behind it. Passed over, "other" takes node 1 at
+  // once (ends at 2.5 s), and "patient" still gets node 0 first when it frees (10 s to 11 s).
+  // In the strict order "other" waited behind "patient" until 10 s.
+  Workload w;
+  w.jobs.push_back(job("long", "a", 0, {10}));
+  w.jobs.push_back(job("waits", "patient", 1, {1}));
+  w.jobs.push_back(job("behind", "b", 1.5, {1}));
+  auto c = parse_cluster("2x1");
+  REQUIRE(c.ok());
+  for (const char* queue : {"fifo", "uwfq", "fair", "cfq", "ujf"}) {
+    CAPTURE(queue);
+    auto q = PolicyRegistry::with_builtins().make_queue(queue);
+    REQUIRE(q.ok());
+    PatientForNodeZero placement;
+    auto r = simulate(w, *c, **q, placement);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    CHECK(r->jobs[2].start_s == doctest::Approx(1.5));
+    CHECK(r->jobs[2].finish_s == doctest::Approx(2.5));
+    CHECK(r->jobs[1].start_s == doctest::Approx(10));
+    CHECK(r->jobs[1].finish_s == doctest::Approx(11));
+  }
+}
