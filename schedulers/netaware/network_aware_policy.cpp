@@ -190,9 +190,12 @@ bool NetworkAwarePolicy::waits_for_better(const TaskSpec& task, const NodeView& 
   const double best_s = tier == 0 ? -best_score : -(best_score + kTier);
   const auto index = [](const NodeView& n) { return static_cast<std::size_t>(n.index); };
   FeatureVector f;
-  // The model's predictions here are bounded as in score_all (`prefilter` of them); past that
-  // a busy node is judged by its analytic estimate, so a large busy cluster stays within the
-  // decision budget.
+  // The model predicts for at most a quarter of `prefilter` busy nodes here (in node order,
+  // among those due soon enough to win); past that a busy node is judged by its analytic
+  // estimate. With score_all's `prefilter` predictions that bounds a decision at 1.25 x
+  // prefilter predictions + one analytic estimate per node: ~150 us at 1,000 nodes and
+  // prefilter 32 (bench/netaware/sim_cost.py), within the 200 us budget however many are busy.
+  const std::size_t budget = std::max<std::size_t>(1, options_.prefilter / 4);
   std::size_t predicted = 0;
   for (const NodeView* n : busy) {
     if (index(*n) >= due_.size()) continue;
@@ -208,7 +211,7 @@ bool NetworkAwarePolicy::waits_for_better(const TaskSpec& task, const NodeView& 
     const double a = analytic(task, *n, now, f, basis, age);
     if (basis == Basis::fallback) continue;
     double there = a;
-    if (options_.model != nullptr && basis == Basis::analytic && predicted < options_.prefilter) {
+    if (options_.model != nullptr && basis == Basis::analytic && predicted < budget) {
       ++predicted;
       const double p = options_.model->predict_s(f);
       if (std::isfinite(p)) there = p;
