@@ -5,10 +5,11 @@
 //   - per candidate: fill_features + TreeModel::predict_s, and fill_features alone;
 //   - XGBoost's own prediction of one row per call (what the evaluator replaces), and of 1,000;
 //   - one decision over 1,000 nodes through PlacementStep with a policy that predicts every node,
-//     with one that takes the analytic estimate of every node, and the pre-filtered decision
-//     (analytic estimate for all, the model on the best 32) as a batch loop of its own, until the
-//     network-aware policy (helper "policy") lands with its pre-filter.
-// Medians of 7 repeats; prints one JSON object. Run by bench/netaware/sim_cost.sh.
+//     with one that takes the analytic estimate of every node, the pre-filtered decision
+//     (analytic estimate for all, the model on the best 32) as a batch loop of its own, and the
+//     network-aware policy itself (its pre-filter and its wait rule), on idle nodes and with its
+//     own tasks on the 500 best.
+// Medians of 7 repeats; prints one JSON object. Run by bench/netaware/sim_cost.py.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
