@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "schedulers/quorum/quorum_options.hpp"
 
@@ -50,11 +49,6 @@ void DbwQuorum::begin(const RoundStart& round) {
   if (stats_seen_) {
     g2 = std::isnan(g2_) ? 0 : g2_;
     v = std::isnan(v_) ? 0 : v_;
-  }
-  {
-    static const double held = getenv("CHORUS_DBW_HELD") ? atof(getenv("CHORUS_DBW_HELD")) : 0;
-    if (held > 0 && inv_k_ > 0 && stats_seen_)
-      g2 = std::max(0.0, g2 - held * eta * L * v * inv_k_ / 2);
   }
   model_ = ProgressModel::of(eta, L, g2, v);
 
@@ -156,10 +150,6 @@ QuorumVerdict DbwQuorum::decide(double now, bool from_tick) {
 }
 
 void DbwQuorum::end(const RoundEnd& round) {
-  if (m_ > 0) {
-    const double keep = 1 - 1 / std::max(config_.memory, 1.0);
-    inv_k_ = inv_k_ == 0 ? 1.0 / m_ : keep * inv_k_ + (1 - keep) / m_;
-  }
   window_.add_round(round.arrivals, round.start, round.closed_at, order_);
   update_estimates();
   deadline_ = kNever;

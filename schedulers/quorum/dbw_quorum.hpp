@@ -129,7 +129,6 @@ class DbwQuorum final : public QuorumPolicy {
   double v_ = kNoStat;
   double l_ = kNoStat;
   double eta_ = kNoStat;
-  double inv_k_ = 0;  // EXPERIMENT
   double l_floor_ = kNoStat;
   double lf_num_ = 0, lf_den_ = 0;
   int lf_rounds_ = 0;
