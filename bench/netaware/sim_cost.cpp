@@ -244,9 +244,9 @@ int main() {
   NetworkAwarePolicy idle_policy(po), busy_policy(po);
   PlacementStep step_idle(idle_policy), step_busy(busy_policy);
   int chosen_idle = -1;
-  const double decide_policy_idle_ns =
-      median_ns("decision_policy_idle", kRepeats, 1000,
-                [&](long) { chosen_idle = step_idle.place(task, state, now).node; });
+  const double decide_policy_idle_ns = median_ns("decision_policy_idle", kRepeats, 1000, [&](long) {
+    chosen_idle = step_idle.place(task, state, now).node;
+  });
   ClusterState half = state;
   TaskSpec filler = task;
   filler.per_rank = Resources{4, 0, 0};

@@ -184,9 +184,18 @@ void NetworkAwarePolicy::score_all(const TaskSpec& task, std::span<const NodeVie
 bool NetworkAwarePolicy::waits_for_better(const TaskSpec& task, const NodeView& best,
                                           double best_score, std::span<const NodeView* const> busy,
                                           TimePoint now) const {
-  if (options_.wait < 0) return false;
+  // Placed now (false): how long it waited for a busy node first, for explain().
+  waited_s_ = 0;
+  const auto placed = [&] {
+    if (task.id < waiting_since_.size() && waiting_since_[task.id] != TimePoint{}) {
+      waited_s_ = std::max(0.0, seconds(now - waiting_since_[task.id]));
+      waiting_since_[task.id] = TimePoint{};
+    }
+    return false;
+  };
+  if (options_.wait < 0) return placed();
   const int tier = tier_of(best_score);
-  if (tier == 2) return false;  // the best free node has no estimate: nothing to compare
+  if (tier == 2) return placed();  // the best free node has no estimate: nothing to compare
   const double best_s = tier == 0 ? -best_score : -(best_score + kTier);
   const auto index = [](const NodeView& n) { return static_cast<std::size_t>(n.index); };
   FeatureVector f;
@@ -216,13 +225,18 @@ bool NetworkAwarePolicy::waits_for_better(const TaskSpec& task, const NodeView& 
       const double p = options_.model->predict_s(f);
       if (std::isfinite(p)) there = p;
     }
-    if (seconds(free_at - now) + there < (1 - options_.wait) * best_s) return true;
+    if (seconds(free_at - now) + there < (1 - options_.wait) * best_s) {
+      if (waiting_since_.size() <= task.id) waiting_since_.resize(task.id + 1);
+      if (waiting_since_[task.id] == TimePoint{}) waiting_since_[task.id] = now;
+      return true;
+    }
   }
+
   // Placed on `best`: note when it is due to end there.
   if (due_.size() <= index(best)) due_.resize(index(best) + 1);
   due_[index(best)].push_back(
       now + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(best_s)));
-  return false;
+  return placed();
 }
 
 bool NetworkAwarePolicy::explain(const TaskSpec& task, std::span<const NodeView* const> nodes,
@@ -262,6 +276,11 @@ bool NetworkAwarePolicy::explain(const TaskSpec& task, std::span<const NodeView*
       }
       if (basis == Basis::analytic && options_.model != nullptr && tier == 0) basis = Basis::model;
       describe_basis(task, *nodes[i], basis, age, e.features, out.basis);
+      if (waited_s_ > 0) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "; waited %.2f s for a busy node first", waited_s_);
+        out.basis.append(buf);
+      }
     }
   }
   return true;

@@ -112,6 +112,10 @@ class NetworkAwarePolicy final : public PlacementPolicy {
   // By node index: when the tasks this policy placed there are predicted to end (the wait
   // option only; pruned as they pass). The policy lives on the scheduler loop's thread.
   mutable std::vector<std::vector<TimePoint>> due_;
+  // By task id: when it first waited for a busy node (epoch: not waiting), and how long the task
+  // just placed had waited (explain() appends it to the basis).
+  mutable std::vector<TimePoint> waiting_since_;
+  mutable double waited_s_ = 0;
 };
 
 }  // namespace chorus

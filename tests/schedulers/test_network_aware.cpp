@@ -466,6 +466,8 @@ TEST_CASE("Schedulers.NetworkAware.WaitsForABusyNodeDueSoonThatFinishesSooner") 
   REQUIRE(p1.fit == Fit::now);
   CHECK(p1.node == 0);
   CHECK_FALSE(p1.waiting_for_better);
+  REQUIRE(step.explanation() != nullptr);
+  CHECK(step.explanation()->basis == "analytic (no model)");
   c.reserve(first, p1);  // n0 busy until ~1.8 s from now
   // The next task would take ~41 s on n1 now, ~3.6 s on n0 after the first: it waits.
   const Placement p2 = step.place(fetch_task(), c, kNow + 100ms);
@@ -475,6 +477,9 @@ TEST_CASE("Schedulers.NetworkAware.WaitsForABusyNodeDueSoonThatFinishesSooner") 
   const Placement p3 = step.place(fetch_task(), c, kNow + 10s);
   CHECK(p3.fit == Fit::now);
   CHECK(p3.node == 1);
+  // `chorus why` says how long it waited (the basis, journaled with the placement).
+  REQUIRE(step.explanation() != nullptr);
+  CHECK(step.explanation()->basis == "analytic (no model); waited 9.90 s for a busy node first");
   // With `wait: off` the policy never waits.
   NetworkAwarePolicy::Options off;
   off.source_names = {"store1"};
