@@ -1,7 +1,5 @@
 #include "schedulers/queue/fifo_queue.hpp"
 
-#include <algorithm>
-
 namespace chorus {
 
 void FifoQueue::on_ready(const TaskSpec& task, TimePoint /*now*/) {
@@ -26,20 +24,9 @@ std::optional<TaskId> FifoQueue::next(const ClusterView& /*cluster*/) {
   const std::size_t end = std::min(order_.size(), kScan);
   for (std::size_t i = 0; i < end; ++i) {
     const TaskId t = order_[i];
-    if (!removed_[t] && !passed(t)) return t;
+    if (!removed_[t] && !passed_.contains(t)) return t;
   }
   return std::nullopt;
-}
-
-bool FifoQueue::passed(TaskId task) const {
-  return std::find(passed_.begin(), passed_.end(), task) != passed_.end();
-}
-
-bool FifoQueue::pass_over(TaskId task) {
-  // Named again (a queue bug) or the bound reached: stop, strict, rather than loop.
-  if (passed_.size() == kMaxPassed || passed(task)) return false;
-  passed_.push_back(task);
-  return true;
 }
 
 void FifoQueue::on_start(const TaskSpec& task, TimePoint /*now*/) {

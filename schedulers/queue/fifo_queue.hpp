@@ -1,13 +1,14 @@
 // FIFO: tasks in the order they became ready. Strict: the coordinator does not skip past a head
 // task that does not fit yet (no backfill), so large tasks are never starved by small ones. A
 // task that waits for a busy node by its placement policy's choice is passed over (policy.hpp):
-// up to kMaxPassed per dispatch pass, the scan for the next task bounded by kScan entries.
+// up to PassedTasks::kMax per dispatch pass, the scan for the next task bounded by kScan entries.
 #pragma once
 
 #include <deque>
 #include <vector>
 
 #include "schedulers/policy.hpp"
+#include "schedulers/queue/passed_tasks.hpp"
 
 namespace chorus {
 
@@ -20,19 +21,17 @@ class FifoQueue final : public QueuePolicy {
   void remove(TaskId task) override;
   std::size_t size() const override { return size_; }
   void begin_pass() override { passed_.clear(); }
-  bool pass_over(TaskId task) override;
+  bool pass_over(TaskId task) override { return passed_.add(task); }
 
-  static constexpr std::size_t kMaxPassed = 16;
   static constexpr std::size_t kScan = 256;
 
  private:
   void drop_removed_head();
-  bool passed(TaskId task) const;
 
   std::deque<TaskId> order_;
   std::vector<bool> removed_;  // by task id; lazily skipped at the head
   std::size_t size_ = 0;
-  std::vector<TaskId> passed_;  // this dispatch pass's, in queue order (at most kMaxPassed)
+  PassedTasks passed_;
 };
 
 }  // namespace chorus

@@ -162,7 +162,7 @@ std::optional<TaskId> PoolQueue::next(const ClusterView& /*cluster*/) {
       }
       if (j.queued.empty()) continue;
       const TaskId t = j.queued.front();
-      if (std::find(passed_.begin(), passed_.end(), t) == passed_.end()) return t;
+      if (!passed_.contains(t)) return t;
     }
     return std::nullopt;
   }
@@ -182,15 +182,6 @@ std::optional<TaskId> PoolQueue::next(const ClusterView& /*cluster*/) {
     refresh_pool(pool);
   }
   return std::nullopt;
-}
-
-bool PoolQueue::pass_over(TaskId task) {
-  // Named again (a queue bug) or the bound reached: stop, strict, rather than loop.
-  if (passed_.size() == kMaxPassed ||
-      std::find(passed_.begin(), passed_.end(), task) != passed_.end())
-    return false;
-  passed_.push_back(task);
-  return true;
 }
 
 void PoolQueue::on_start(const TaskSpec& task, TimePoint /*now*/) {

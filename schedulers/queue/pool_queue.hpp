@@ -22,6 +22,7 @@
 #include "core/status.hpp"
 #include "schedulers/policy.hpp"
 #include "schedulers/policy_options.hpp"
+#include "schedulers/queue/passed_tasks.hpp"
 #include "schedulers/queue/task_fifo.hpp"
 
 namespace chorus {
@@ -54,9 +55,7 @@ class PoolQueue : public QueuePolicy {
   std::size_t size() const override { return size_; }
   // A passed-over task (policy.hpp) sets its pool aside for the pass: the next pool in order.
   void begin_pass() override { passed_.clear(); }
-  bool pass_over(TaskId task) override;
-
-  static constexpr std::size_t kMaxPassed = 16;
+  bool pass_over(TaskId task) override { return passed_.add(task); }
 
  private:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -104,7 +103,7 @@ class PoolQueue : public QueuePolicy {
   std::vector<std::uint32_t> job_of_task_;  // by task id: queued or running
   std::vector<std::uint8_t> queued_;        // by task id
   std::size_t size_ = 0;
-  std::vector<TaskId> passed_;  // passed over in this dispatch pass
+  PassedTasks passed_;  // passed over in this dispatch pass
 };
 
 }  // namespace chorus

@@ -585,8 +585,7 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
       unmark_ready(job);  // republishes the flow (or withdraws it): `top` is stale now
       continue;
     }
-    const bool passed = !passed_.empty() && std::find(passed_.begin(), passed_.end(),
-                                                      j.queued.front()) != passed_.end();
+    const bool passed = !passed_.empty() && passed_.contains(j.queued.front());
     if (!passed && (!lane_on() || !holds_back(j))) {
       found = j.queued.front();
       break;
@@ -597,15 +596,6 @@ std::optional<TaskId> VirtualFairQueue::next(const ClusterView& cluster) {
   }
   for (const FlowReadyEntry& e : lane_passed_) ready_flows_.push(e);
   return found;
-}
-
-bool VirtualFairQueue::pass_over(TaskId task) {
-  // Named again (a queue bug) or the bound reached: stop, strict, rather than loop.
-  if (passed_.size() == kMaxPassed ||
-      std::find(passed_.begin(), passed_.end(), task) != passed_.end())
-    return false;
-  passed_.push_back(task);
-  return true;
 }
 
 void VirtualFairQueue::on_start(const TaskSpec& task, TimePoint now) {

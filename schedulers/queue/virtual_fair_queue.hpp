@@ -73,6 +73,7 @@
 #include "schedulers/policy.hpp"
 #include "schedulers/policy_options.hpp"
 #include "schedulers/queue/chain_tree.hpp"
+#include "schedulers/queue/passed_tasks.hpp"
 #include "schedulers/queue/task_fifo.hpp"
 #include "schedulers/queue/work_estimator.hpp"
 
@@ -127,7 +128,7 @@ class VirtualFairQueue : public QueuePolicy {
   // A passed-over task (policy.hpp) sets its flow aside for the pass, as the lane does a held
   // one: the user's later tasks come after it in its chain anyway.
   void begin_pass() override { passed_.clear(); }
-  bool pass_over(TaskId task) override;
+  bool pass_over(TaskId task) override { return passed_.add(task); }
 
   // Introspection for tests and reports.
   double virtual_time() const { return v_; }
@@ -409,15 +410,14 @@ class VirtualFairQueue : public QueuePolicy {
   };
   static constexpr std::size_t kLaneScan = 64;  // flows next() passes over looking for a short job
   std::vector<FlowReadyEntry> lane_passed_;     // those it passed over (kept for its capacity)
-  static constexpr std::size_t kMaxPassed = 16;
-  std::vector<TaskId> passed_;    // passed over in this dispatch pass (pass_over)
-  std::vector<Running> running_;  // by task id
-  double running_cores_ = 0;      // held by the tasks this queue started
-  double long_cores_ = 0;         // of which by long jobs' tasks
-  double short_cores_ = 0;        // and by short jobs' (not services)
-  int lane_width_ = 0;            // lane_cores, or lane_auto's current width
-  double short_avg_ = 0;          // lane_auto: short_cores_ averaged over time
-  double short_avg_at_ = 0;       // lane_auto: when short_avg_ was last folded
+  PassedTasks passed_;                          // passed over in this dispatch pass (pass_over)
+  std::vector<Running> running_;                // by task id
+  double running_cores_ = 0;                    // held by the tasks this queue started
+  double long_cores_ = 0;                       // of which by long jobs' tasks
+  double short_cores_ = 0;                      // and by short jobs' (not services)
+  int lane_width_ = 0;                          // lane_cores, or lane_auto's current width
+  double short_avg_ = 0;                        // lane_auto: short_cores_ averaged over time
+  double short_avg_at_ = 0;                     // lane_auto: when short_avg_ was last folded
   double lane_cutoff_ = std::numeric_limits<double>::infinity();
   std::vector<double> lane_window_;  // the last kLaneWindow jobs' work, a ring
   std::size_t lane_next_ = 0;        // where the ring writes next
