@@ -17,6 +17,7 @@ DbwConfig DbwPlus::defaults() {
   c.floor_l = false;
   c.impute = false;
   c.keep_plan = true;
+  c.ratchet = 1.25;
   return c;
 }
 
@@ -27,7 +28,8 @@ std::vector<OptionSpec> DbwPlus::option_specs() {
           {"grace", OptionKind::number},   {"noise", OptionKind::number},
           {"l_floor", OptionKind::number}, {"l_scale", OptionKind::number},
           {"impute", OptionKind::number},  {"step", OptionKind::number},
-          {"worth", OptionKind::number},   {"keep", OptionKind::number}};
+          {"worth", OptionKind::number},   {"keep", OptionKind::number},
+          {"ratchet", OptionKind::number}};
 }
 
 Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
@@ -46,6 +48,7 @@ Result<std::unique_ptr<QuorumPolicy>> DbwPlus::from_args(PolicyArgs& args) {
   c.step = static_cast<int>(quorum_number(args, "step", c.step, {0, 1e6, true}));
   c.worth = quorum_number(args, "worth", c.worth, {0, 1});
   c.keep_plan = quorum_number(args, "keep", 1, {0, 1, false, true}) == 1;
+  c.ratchet = quorum_number(args, "ratchet", c.ratchet, {0, 1e6});
   return std::unique_ptr<QuorumPolicy>(std::make_unique<DbwQuorum>(c));
 }
 

@@ -28,11 +28,15 @@
 //   step: 0      the most the planned k may move between rounds (0: no limit; measured no gain)
 //   keep: 1      when no k promises a decrease, keep the previous round's k (0: wait for all n,
 //                dbw's reading; measured: 0.82-0.97x -> 0.86-0.97x of the best static b)
+//   ratchet: 1.25  never plan more than max(m + 1, ratchet x m) results, m the median of this
+//                policy's earlier plans (0: no limit). Late in training the one-step rule,
+//                reading a gradient its own noise holds up, asks for ever more results; the
+//                median moves only as fast as the run's history does (docs/quorum-policies.md)
 //   noise: 1     V / G^2 when the rounds carry no gradient statistics (workflow rounds)
 //
 // The learning rate is read every round (RoundStart::learning_rate, S6's step), so the model
-// follows it. pool 0, window 1, k_min 1, react 0, deadline 0 (impute 0, l_floor 0, l_scale 1,
-// step 0) is dbw exactly.
+// follows it. pool 0, window 1, k_min 1, react 0, deadline 0, keep 0, ratchet 0 (impute 0,
+// l_floor 0, l_scale 1, step 0) is dbw exactly.
 #pragma once
 
 #include <memory>

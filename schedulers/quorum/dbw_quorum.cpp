@@ -66,6 +66,28 @@ void DbwQuorum::begin(const RoundStart& round) {
   if (config_.step > 0 && last_plan_ > 0)
     best_k = std::clamp(best_k, std::max(k_least, last_plan_ - config_.step),
                         std::min(n_, last_plan_ + config_.step));
+  if (config_.ratchet > 0) {
+    if (static_cast<int>(plans_.size()) != n_ + 1) {
+      plans_.assign(static_cast<std::size_t>(n_) + 1, 0);
+      plan_count_ = 0;
+    }
+    if (plan_count_ > 0) {
+      // The median of the earlier plans: the smallest k with at least half of them at or below.
+      int median = n_;
+      for (int k = 0, seen = 0; k <= n_; ++k) {
+        seen += plans_[static_cast<std::size_t>(k)];
+        if (2 * seen >= plan_count_) {
+          median = k;
+          break;
+        }
+      }
+      // At least one above the median, so a factor near 1 cannot hold k where it is.
+      const int cap = std::max({k_least, median + 1, static_cast<int>(config_.ratchet * median)});
+      best_k = std::min(best_k, cap);
+    }
+    ++plans_[static_cast<std::size_t>(best_k)];
+    ++plan_count_;
+  }
   k_plan_ = best_k;
   last_plan_ = best_k;
   rate_ = best;

@@ -73,6 +73,12 @@ struct DbwConfig {
   // training that is one round in five (S4, seed 101: 58 of 300), and waiting for all n costs
   // the slowest worker's time for a step the model itself calls worthless.
   bool keep_plan = false;
+  // The most the planned k may be, as a multiple of the median of this policy's earlier plans
+  // (0: no limit). Late in training the noise-held gradient estimate ratchets the one-step rule
+  // towards k = n, and E[T_(k)] is convex in k: excursions far above the run's own typical k
+  // cost more than they save. Relative to the run's history, so a run that plans k = n from the
+  // start (no stragglers) is not limited.
+  double ratchet = 0;
 };
 
 class DbwQuorum final : public QuorumPolicy {
@@ -117,6 +123,9 @@ class DbwQuorum final : public QuorumPolicy {
   bool exploring_ = true;
   int k_plan_ = 0;
   int last_plan_ = 0;  // the previous round's planned k (0: none)
+  // ratchet: how many rounds planned each k (index k), and how many plans in all.
+  std::vector<int> plans_;
+  int plan_count_ = 0;
   double deadline_ = kNever;
   bool past_tick_ = false;  // not react: a tick found the round not worth closing yet
   double asked_worth_ = 0;  // the worth the next check asks (halved at each such tick)

@@ -194,7 +194,8 @@ TEST_CASE("Quorum.DbwPlus.EveryFixOffIsDbw") {
                            {"k_min", "1"},
                            {"react", "0"},
                            {"deadline", "0"},
-                           {"keep", "0"}});
+                           {"keep", "0"},
+                           {"ratchet", "0"}});
   test::GradientSource a{.dim = 20, .mean = 0.5, .sd = 1.5};
   test::GradientSource b = a;
   std::mt19937_64 rng(21);
@@ -232,11 +233,47 @@ TEST_CASE("Quorum.DbwPlus.KeepsItsKWhenNoKPromisesADecrease") {
     }
     return everyone;
   };
-  const int waited = all_of_them({{"keep", "0"}, {"deadline", "0"}});
-  const int kept = all_of_them({{"deadline", "0"}});
+  // The ratchet off in both: it would cap the waits for all 16 by itself.
+  const int waited = all_of_them({{"keep", "0"}, {"deadline", "0"}, {"ratchet", "0"}});
+  const int kept = all_of_them({{"deadline", "0"}, {"ratchet", "0"}});
   MESSAGE("rounds on all 16 results: " << waited << " waiting, " << kept << " keeping the plan");
   CHECK(waited >= 10);
   CHECK(kept < waited / 2);
+}
+
+TEST_CASE("Quorum.DbwPlus.RatchetKeepsThePlanNearTheMedianOfItsEarlierPlans") {
+  // A strong gradient for 30 rounds (the rule plans few results), then a weak one (the one-step
+  // rule asks for ever more: the late-training ratchet). With `ratchet` r the plan never exceeds
+  // max(k_min, m + 1, r m), m the median of the earlier plans (deadline 0: a round uses its plan;
+  // the first round, which explores with all n, is not a plan).
+  auto late_k = [](double ratchet, bool check_cap) {
+    auto p = make("dbw+", {{"deadline", "0"}, {"ratchet", std::to_string(ratchet)}});
+    test::GradientSource src{.dim = 20, .mean = 0.5, .sd = 1.0};
+    std::mt19937_64 rng(5);
+    std::vector<int> plans;
+    double t = 0, late = 0;
+    for (int r = 1; r <= 120; ++r) {
+      if (r == 31) src.mean = 0.02;
+      const auto res = test::run_round(*p, r, t, times_of(Tail::exp, rng, 16), &src, 0.1, 1.0);
+      t = res.closed_at + 0.01;
+      if (r == 1) continue;
+      if (check_cap && !plans.empty()) {
+        std::vector<int> sorted = plans;
+        std::sort(sorted.begin(), sorted.end());
+        const int m = sorted[(sorted.size() - 1) / 2];
+        CHECK(res.used <= std::max({2, m + 1, static_cast<int>(ratchet * m)}));
+      }
+      plans.push_back(res.used);
+      if (r > 60) late += res.used / 60.0;
+    }
+    return late;
+  };
+  const double free_k = late_k(0, false);
+  const double held_k = late_k(1.25, true);
+  MESSAGE("mean k over rounds 61-120: " << free_k << " without the ratchet, " << held_k
+                                        << " with 1.25");
+  CHECK(free_k > 10);
+  CHECK(held_k < free_k - 3);
 }
 
 TEST_CASE("Quorum.DbwPlus.ReactsToTheArrivalsOfTheRound") {
