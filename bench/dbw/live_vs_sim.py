@@ -114,7 +114,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--scenarios", default="S1,S2")
     ap.add_argument("--policies", default="wait-all,static:b=2,dbw+")
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=9)
     ap.add_argument("--first-seed", type=int, default=1)
     ap.add_argument("--n", type=int, default=8)
     ap.add_argument("--dim", type=int, default=100)
