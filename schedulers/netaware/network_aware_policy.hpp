@@ -16,8 +16,10 @@
 // 4. a node with no estimate (no telemetry, a snapshot older than `max_stale`, or no bandwidth
 //    measured to a source the task reads or writes) ranks behind every estimated node, in
 //    least-allocated order: the fallback.
-// Highest score wins (score = - estimated seconds, tiers apart); explain() records the chosen
-// node and the next best with their estimates, features and the basis.
+// Highest score wins (score = - estimated seconds, tiers apart); then (`wait`, on by default) a
+// busy node whose task of ours is due to end soon enough that it would finish this one sooner
+// leaves the task waiting (waits_for_better; the queue passes over it). explain() records the
+// chosen node and the next best with their estimates, features and the basis.
 //
 // Options (`scheduler: {placement: network-aware, model: m.json, max_age: 30s, ...}`):
 //   model: FILE      a model from `chorus model train` (TreeModel::load at construction; a file
