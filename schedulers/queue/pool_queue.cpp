@@ -149,35 +149,33 @@ void PoolQueue::on_ready(const TaskSpec& task, TimePoint /*now*/) {
   }
 }
 
+bool PoolQueue::drop_stale_front(std::uint32_t job) {
+  Job& j = jobs_[job];
+  while (!j.queued.empty() &&
+         (!queued_[j.queued.front()] || job_of_task_[j.queued.front()] != job)) {
+    j.queued.pop_front();
+  }
+  return !j.queued.empty();
+}
+
 std::optional<TaskId> PoolQueue::next(const ClusterView& /*cluster*/) {
   if (!passed_.empty()) {
     // Pools in order, past those whose front task was passed over (their later tasks come
     // after it anyway). Only the lazy pops of started or removed tasks here: the sets stay.
     for (const Key& key : ready_pools_) {
-      Job& j = jobs_[std::get<3>(*pools_[std::get<3>(key)].jobs.begin())];
-      const std::uint32_t job = static_cast<std::uint32_t>(&j - jobs_.data());
-      while (!j.queued.empty() &&
-             (!queued_[j.queued.front()] || job_of_task_[j.queued.front()] != job)) {
-        j.queued.pop_front();
-      }
-      if (j.queued.empty()) continue;
-      const TaskId t = j.queued.front();
+      const std::uint32_t job = std::get<3>(*pools_[std::get<3>(key)].jobs.begin());
+      if (!drop_stale_front(job)) continue;
+      const TaskId t = jobs_[job].queued.front();
       if (!passed_.contains(t)) return t;
     }
     return std::nullopt;
   }
   while (!ready_pools_.empty()) {
     std::uint32_t pool = std::get<3>(*ready_pools_.begin());
-    Pool& p = pools_[pool];
-    std::uint32_t job = std::get<3>(*p.jobs.begin());
-    Job& j = jobs_[job];
-    while (!j.queued.empty() &&
-           (!queued_[j.queued.front()] || job_of_task_[j.queued.front()] != job)) {
-      j.queued.pop_front();
-    }
-    if (!j.queued.empty()) return j.queued.front();
+    std::uint32_t job = std::get<3>(*pools_[pool].jobs.begin());
+    if (drop_stale_front(job)) return jobs_[job].queued.front();
     // Only removed tasks were left: cannot happen while live > 0, kept for safety.
-    j.live = 0;
+    jobs_[job].live = 0;
     refresh_job(job);
     refresh_pool(pool);
   }

@@ -89,6 +89,8 @@ class PoolQueue : public QueuePolicy {
   std::uint32_t pool_for(const std::string& user);
   std::uint32_t job_for(const TaskSpec& task, std::uint32_t pool);
   void release_job_if_idle(std::uint32_t job);
+  // Pops the job's started or removed tasks off its front; whether a queued one is left.
+  bool drop_stale_front(std::uint32_t job);
   void ensure_task(TaskId task);
 
   WithinPool within_;
